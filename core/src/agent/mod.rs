@@ -1,0 +1,212 @@
+//! The ACP agent: method handlers on top of the RPC layer.
+
+mod model_source;
+mod params;
+mod prompt;
+mod session;
+mod turn;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::{Config, HOW_TO_CONFIGURE};
+use crate::rpc::{Handler, Peer, RequestContext, RpcError};
+use model_source::ModelSourceResolver;
+use params::parse;
+use session::{MODEL_OPTION, Session, Sessions};
+use turn::{TurnContext, run_turn};
+
+/// The id of the auth method that explains how to configure a model provider.
+pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
+
+pub struct Agent {
+    peer: Peer,
+    config: Arc<Config>,
+    http: reqwest::Client,
+    sources: ModelSourceResolver,
+    sessions: Sessions,
+    client_capabilities: Mutex<Option<acp::ClientCapabilities>>,
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
+    serde_json::to_value(v).map_err(|e| RpcError::Internal(format!("serializing a response: {e}")))
+}
+
+impl Agent {
+    pub fn new(peer: Peer, config: Arc<Config>) -> Arc<Self> {
+        let http = crate::http_client();
+        Arc::new(Self {
+            peer,
+            config,
+            http,
+            sources: ModelSourceResolver::new(),
+            sessions: Sessions::default(),
+            client_capabilities: Mutex::new(None),
+        })
+    }
+
+    fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        let req: acp::InitializeRequest = parse("initialize", params)?;
+        if let Ok(mut caps) = self.client_capabilities.lock() {
+            *caps = Some(req.client_capabilities.clone());
+        }
+        // Corvid speaks v1 only; any other requested version is answered with 1 (the client
+        // decides whether it can live with that).
+        let capabilities = acp::AgentCapabilities::new()
+            .load_session(false)
+            .prompt_capabilities(acp::PromptCapabilities::new())
+            .session_capabilities(acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new()));
+        let auth_methods = if self.config.provider.is_none() {
+            vec![acp::AuthMethod::Agent(
+                acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider").description(HOW_TO_CONFIGURE.to_string()),
+            )]
+        } else {
+            vec![]
+        };
+        let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
+        to_value(
+            &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
+                .agent_capabilities(capabilities)
+                .auth_methods(auth_methods)
+                .agent_info(info),
+        )
+    }
+
+    async fn authenticate(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        let req: acp::AuthenticateRequest = parse("authenticate", params)?;
+        if req.method_id.0.as_ref() != SETUP_AUTH_METHOD {
+            return Err(RpcError::invalid_params("authenticate", format!("methodId: unknown auth method `{}`", req.method_id)));
+        }
+        // The user may have started Ollama or fixed the config since the last try.
+        self.sources.reset().await;
+        self.sources.resolve(&self.config, &self.http).await?;
+        to_value(&acp::AuthenticateResponse::new())
+    }
+
+    async fn new_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "session/new";
+        let req: acp::NewSessionRequest = parse(M, params)?;
+        let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
+        for (i, dir) in req.additional_directories.iter().enumerate() {
+            roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
+        }
+        if !req.mcp_servers.is_empty() {
+            tracing::warn!(count = req.mcp_servers.len(), "MCP servers are not supported yet; ignoring them");
+        }
+        let source = self.sources.resolve(&self.config, &self.http).await?;
+        let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
+        self.sessions.insert(session.clone());
+        tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
+        to_value(&acp::NewSessionResponse::new(session.id.clone()).config_options(session.config_options()))
+    }
+
+    /// Synchronous part of `session/prompt`: validate and claim the session before returning,
+    /// so a `session/cancel` sent right behind the prompt always finds the turn.
+    fn prompt(self: &Arc<Self>, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>> {
+        let started = (|| -> Result<_, RpcError> {
+            let req: acp::PromptRequest = parse("session/prompt", params)?;
+            let session = self.sessions.get(&req.session_id.0)?;
+            let text = prompt::user_text(&req.prompt)?;
+            let claim = session.begin_turn(ctx.cancel.child_token())?;
+            Ok((claim, text))
+        })();
+        let this = self.clone();
+        async move {
+            let (claim, text) = started?;
+            let turn_ctx = TurnContext { peer: this.peer.clone(), http: this.http.clone(), config: this.config.clone() };
+            let stop = run_turn(claim, text, turn_ctx).await?;
+            to_value(&acp::PromptResponse::new(stop))
+        }
+        .boxed()
+    }
+
+    fn set_config_option(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "session/set_config_option";
+        let req: acp::SetSessionConfigOptionRequest = parse(M, params)?;
+        let session = self.sessions.get(&req.session_id.0)?;
+        if req.config_id.0.as_ref() != MODEL_OPTION {
+            return Err(RpcError::invalid_params(M, format!("configId: unknown config option `{}`", req.config_id)));
+        }
+        let Some(value) = req.value.as_value_id() else {
+            return Err(RpcError::invalid_params(M, "value: the model option takes a value id, not a boolean"));
+        };
+        if !session.source.models.iter().any(|m| m.as_str() == value.0.as_ref()) {
+            return Err(RpcError::invalid_params(
+                M,
+                format!("value: `{value}` is not one of the models offered ({})", session.source.models.join(", ")),
+            ));
+        }
+        session.state().model = value.0.to_string();
+        to_value(&acp::SetSessionConfigOptionResponse::new(session.config_options()))
+    }
+
+    fn close_session(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        let req: acp::CloseSessionRequest = parse("session/close", params)?;
+        let session = self.sessions.remove(&req.session_id.0).ok_or_else(|| RpcError::SessionNotFound(req.session_id.to_string()))?;
+        session.cancel_turn();
+        to_value(&acp::CloseSessionResponse::new())
+    }
+
+    fn cancel(&self, params: Option<Value>) {
+        match parse::<acp::CancelNotification>("session/cancel", params) {
+            Ok(n) => match self.sessions.get(&n.session_id.0) {
+                Ok(session) => {
+                    if !session.cancel_turn() {
+                        tracing::debug!(session_id = %n.session_id, "session/cancel with no turn running");
+                    }
+                }
+                Err(_) => tracing::warn!(session_id = %n.session_id, "session/cancel for an unknown session"),
+            },
+            Err(e) => tracing::warn!(error = %e, "malformed session/cancel"),
+        }
+    }
+}
+
+/// Checks that `path` is absolute and an existing directory; returns it canonicalized.
+fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcError> {
+    if !path.is_absolute() {
+        return Err(RpcError::invalid_params(method, format!("{field} must be an absolute path, got `{}`", path.display())));
+    }
+    match std::fs::canonicalize(path) {
+        Ok(p) if p.is_dir() => Ok(p),
+        Ok(_) => Err(RpcError::invalid_params(method, format!("{field} is not a directory: {}", path.display()))),
+        Err(e) => Err(RpcError::invalid_params(method, format!("{field} does not exist: {} ({e})", path.display()))),
+    }
+}
+
+impl Handler for Agent {
+    fn request(self: Arc<Self>, method: &str, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>> {
+        let this = self;
+        match method {
+            "initialize" => futures_util::future::ready(this.initialize(params)).boxed(),
+            "authenticate" => this.authenticate(params).boxed(),
+            "session/new" => this.new_session(params).boxed(),
+            "session/prompt" => this.prompt(params, ctx),
+            "session/set_config_option" => futures_util::future::ready(this.set_config_option(params)).boxed(),
+            "session/close" => futures_util::future::ready(this.close_session(params)).boxed(),
+            other => futures_util::future::ready(Err(RpcError::MethodNotFound(other.to_string()))).boxed(),
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<Value>) {
+        match method {
+            "session/cancel" => self.cancel(params),
+            other => tracing::debug!(method = %other, "ignoring unknown notification"),
+        }
+    }
+
+    fn cancels_itself(&self, method: &str) -> bool {
+        method == "session/prompt"
+    }
+
+    fn shutdown(&self) -> BoxFuture<'static, ()> {
+        self.sessions.cancel_all();
+        futures_util::future::ready(()).boxed()
+    }
+}

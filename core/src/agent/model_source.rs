@@ -1,0 +1,71 @@
+//! Which endpoint and models a session talks to: the configured provider, or a local Ollama
+//! found by a short probe at `session/new` (never at `initialize`, which must stay instant).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+
+use crate::config::{Config, HOW_TO_CONFIGURE};
+use crate::provider::discovery::{list_models, probe_ollama};
+use crate::provider::openai::Endpoint;
+use crate::rpc::RpcError;
+
+/// A usable endpoint plus the models offered in the session's model picker.
+#[derive(Debug)]
+pub struct ModelSource {
+    pub endpoint: Endpoint,
+    pub models: Vec<String>,
+    pub default_model: String,
+}
+
+/// Resolves the model source once and remembers a success.
+pub struct ModelSourceResolver {
+    cached: Mutex<Option<Arc<ModelSource>>>,
+}
+
+impl ModelSourceResolver {
+    pub fn new() -> Self {
+        Self { cached: Mutex::new(None) }
+    }
+
+    /// Forgets a previous resolution (after `authenticate`, the user may have started Ollama).
+    pub async fn reset(&self) {
+        *self.cached.lock().await = None;
+    }
+
+    pub async fn resolve(&self, config: &Config, http: &reqwest::Client) -> Result<Arc<ModelSource>, RpcError> {
+        let mut cached = self.cached.lock().await;
+        if let Some(source) = cached.as_ref() {
+            return Ok(source.clone());
+        }
+        let source = Arc::new(Self::discover(config, http).await?);
+        *cached = Some(source.clone());
+        Ok(source)
+    }
+
+    async fn discover(config: &Config, http: &reqwest::Client) -> Result<ModelSource, RpcError> {
+        match &config.provider {
+            Some(p) => {
+                let endpoint = Endpoint { base_url: p.base_url.clone(), api_key: p.api_key.clone() };
+                let (models, default_model) = match &p.model {
+                    Some(m) => (p.models.clone(), m.clone()),
+                    None => {
+                        let models = list_models(http, &endpoint, Duration::from_secs(10)).await?;
+                        let first = models[0].clone();
+                        (models, first)
+                    }
+                };
+                Ok(ModelSource { endpoint, models, default_model })
+            }
+            None => match probe_ollama(http, &config.ollama_url).await {
+                Some((endpoint, models)) => {
+                    let default_model = models[0].clone();
+                    tracing::info!(model = %default_model, "using local Ollama");
+                    Ok(ModelSource { endpoint, models, default_model })
+                }
+                None => Err(RpcError::AuthRequired(HOW_TO_CONFIGURE.to_string())),
+            },
+        }
+    }
+}

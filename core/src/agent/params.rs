@@ -1,0 +1,39 @@
+//! Deserializing request params into the official ACP types, with errors that name the field.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::rpc::RpcError;
+
+/// Parses `params` as `T`. On failure the -32602 message reads
+/// `"<method>: <field path>: <problem>"`, e.g. `session/new: cwd: invalid type: integer ...`.
+pub fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, RpcError> {
+    let value = params.unwrap_or_else(|| Value::Object(Default::default()));
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            RpcError::invalid_params(method, inner)
+        } else {
+            RpcError::invalid_params(method, format!("{path}: {inner}"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol_schema::v1 as acp;
+    use serde_json::json;
+
+    #[test]
+    fn errors_name_the_method_and_field() {
+        let e = parse::<acp::NewSessionRequest>("session/new", Some(json!({"mcpServers": []}))).expect_err("must fail");
+        assert!(e.to_string().contains("session/new: missing field `cwd`"), "{e}");
+        let e = parse::<acp::PromptRequest>("session/prompt", Some(json!({"sessionId": "s", "prompt": [{"type": "text"}]})))
+            .expect_err("must fail");
+        assert!(e.to_string().starts_with("session/prompt: prompt"), "{e}");
+        let e = parse::<acp::InitializeRequest>("initialize", None).expect_err("must fail");
+        assert!(e.to_string().contains("protocolVersion"), "{e}");
+    }
+}

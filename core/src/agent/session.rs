@@ -1,0 +1,139 @@
+//! A live session: its roots, model choice, context, and the turn running in it (if any).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use agent_client_protocol_schema::v1 as acp;
+use tokio_util::sync::CancellationToken;
+
+use super::model_source::ModelSource;
+use crate::provider::ChatMessage;
+use crate::rpc::RpcError;
+
+pub struct Session {
+    pub id: String,
+    /// Canonical cwd first, then additional directories: the bound for file tools.
+    pub roots: Vec<PathBuf>,
+    pub source: Arc<ModelSource>,
+    state: Mutex<SessionState>,
+}
+
+pub struct SessionState {
+    pub model: String,
+    /// The model's context: every user and assistant message so far.
+    pub history: Vec<ChatMessage>,
+    turn: Option<RunningTurn>,
+    next_turn: u64,
+}
+
+struct RunningTurn {
+    number: u64,
+    cancel: CancellationToken,
+}
+
+impl Session {
+    pub fn new(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>) -> Self {
+        let model = source.default_model.clone();
+        Self {
+            id,
+            roots,
+            source,
+            state: Mutex::new(SessionState { model, history: Vec::new(), turn: None, next_turn: 1 }),
+        }
+    }
+
+    /// The session state. A poisoned lock (a panic mid-update) still yields the state: the
+    /// data is plain and the turn that panicked is reported as failed on its own.
+    pub fn state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Claims the session for a new turn, or reports it busy. The returned guard releases
+    /// the claim when dropped, however the turn ends.
+    pub fn begin_turn(self: &Arc<Self>, cancel: CancellationToken) -> Result<TurnClaim, RpcError> {
+        let mut state = self.state();
+        if state.turn.is_some() {
+            return Err(RpcError::SessionBusy(self.id.clone()));
+        }
+        let number = state.next_turn;
+        state.next_turn += 1;
+        state.turn = Some(RunningTurn { number, cancel: cancel.clone() });
+        Ok(TurnClaim { session: self.clone(), number, cancel })
+    }
+
+    /// Cancels the running turn, if any. Returns whether there was one.
+    pub fn cancel_turn(&self) -> bool {
+        match &self.state().turn {
+            Some(t) => {
+                t.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn config_options(&self) -> Vec<acp::SessionConfigOption> {
+        let current = self.state().model.clone();
+        let options: Vec<acp::SessionConfigSelectOption> = self
+            .source
+            .models
+            .iter()
+            .map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone()))
+            .collect();
+        vec![
+            acp::SessionConfigOption::select(MODEL_OPTION, "Model", current, options)
+                .category(acp::SessionConfigOptionCategory::Model)
+                .description("The model that answers in this session".to_string()),
+        ]
+    }
+}
+
+/// The config option id of the model picker.
+pub const MODEL_OPTION: &str = "model";
+
+pub struct TurnClaim {
+    pub session: Arc<Session>,
+    pub number: u64,
+    pub cancel: CancellationToken,
+}
+
+impl Drop for TurnClaim {
+    fn drop(&mut self) {
+        let mut state = self.session.state();
+        if state.turn.as_ref().is_some_and(|t| t.number == self.number) {
+            state.turn = None;
+        }
+    }
+}
+
+/// All live sessions of one connection.
+#[derive(Default)]
+pub struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+impl Sessions {
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn insert(&self, session: Arc<Session>) {
+        self.map().insert(session.id.clone(), session);
+    }
+
+    pub fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+        self.map().get(id).cloned().ok_or_else(|| RpcError::SessionNotFound(id.to_string()))
+    }
+
+    pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        self.map().remove(id)
+    }
+
+    /// Cancels every running turn (connection ending).
+    pub fn cancel_all(&self) {
+        for session in self.map().values() {
+            session.cancel_turn();
+        }
+    }
+}

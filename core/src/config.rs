@@ -1,0 +1,260 @@
+//! Configuration: a TOML file plus environment overrides.
+//!
+//! Precedence (highest first): `CORVID_*` environment variables, the TOML file
+//! (`$CORVID_CONFIG`, default `~/.config/corvid/config.toml`), built-in defaults.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// Where a local Ollama answers when nothing else is configured.
+pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
+pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server)")]
+    UnknownProvider(String),
+}
+
+/// The file's shape. Every field is optional; see `docs` in the README.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    provider: Option<ProviderSection>,
+    data_dir: Option<PathBuf>,
+    log: Option<String>,
+    limits: Option<LimitsSection>,
+    discovery: Option<DiscoverySection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderSection {
+    kind: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+    /// Models offered in the session's model picker (the first is the default when `model` is unset).
+    #[serde(default)]
+    models: Vec<String>,
+    max_retries: Option<u32>,
+    stall_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsSection {
+    max_message_bytes: Option<usize>,
+    client_request_timeout_secs: Option<u64>,
+    max_turn_requests: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiscoverySection {
+    ollama_url: Option<String>,
+}
+
+/// A model provider the user configured explicitly.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// `None`: ask the server's `/models` at session/new and take the first.
+    pub model: Option<String>,
+    pub models: Vec<String>,
+}
+
+/// The resolved configuration the core runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None` when nothing configures a provider: Corvid then looks for a local Ollama.
+    pub provider: Option<ProviderConfig>,
+    pub ollama_url: String,
+    pub data_dir: PathBuf,
+    pub log: Option<String>,
+    pub max_message_bytes: usize,
+    /// Deadline for every request Corvid sends to the client.
+    pub client_request_timeout: Duration,
+    pub max_turn_requests: u32,
+    /// Retries of a model request on 429/5xx/connect errors.
+    pub max_retries: u32,
+    /// A model stream silent for this long is treated as failed.
+    pub stall_timeout: Duration,
+    /// The file this configuration was read from, if any.
+    pub source: Option<PathBuf>,
+}
+
+/// Abstracts the environment so tests can resolve a config without touching the process env.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The real process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+}
+
+impl Config {
+    /// Reads the config file (if any) and applies the `CORVID_*` environment overrides.
+    pub fn load() -> Result<Self, ConfigError> {
+        Self::load_from(&ProcessEnv)
+    }
+
+    pub fn load_from(env: &dyn Env) -> Result<Self, ConfigError> {
+        let home = env.var("HOME").map(PathBuf::from);
+        let (path, explicit) = match env.var("CORVID_CONFIG") {
+            Some(p) => (Some(PathBuf::from(p)), true),
+            None => (home.as_ref().map(|h| h.join(".config/corvid/config.toml")), false),
+        };
+        let file = match &path {
+            Some(p) => read_file(p, explicit)?,
+            None => None,
+        };
+        let source = file.as_ref().and(path);
+        Self::resolve(file.unwrap_or_default(), env, home.as_deref(), source)
+    }
+
+    fn resolve(file: FileConfig, env: &dyn Env, home: Option<&Path>, source: Option<PathBuf>) -> Result<Self, ConfigError> {
+        let section = file.provider.unwrap_or_default();
+        let kind = env.var("CORVID_PROVIDER").or(section.kind.clone());
+        let base_url = env.var("CORVID_BASE_URL").or(section.base_url.clone());
+        let api_key = env.var("CORVID_API_KEY").or(section.api_key.clone()).or_else(|| env.var("OPENAI_API_KEY"));
+        let model = env.var("CORVID_MODEL").or(section.model.clone());
+
+        let configured = kind.is_some() || base_url.is_some() || api_key.is_some() || model.is_some();
+        let provider = if configured {
+            match kind.as_deref() {
+                None | Some("openai") => {}
+                Some(other) => return Err(ConfigError::UnknownProvider(other.to_string())),
+            }
+            let mut models = section.models.clone();
+            let model = model.or_else(|| models.first().cloned());
+            if let Some(m) = &model {
+                if !models.contains(m) {
+                    models.insert(0, m.clone());
+                }
+            }
+            Some(ProviderConfig {
+                base_url: base_url.unwrap_or_else(|| DEFAULT_OPENAI_URL.to_string()),
+                api_key,
+                model,
+                models,
+            })
+        } else {
+            None
+        };
+
+        let data_dir = env
+            .var("CORVID_DATA_DIR")
+            .map(PathBuf::from)
+            .or(file.data_dir)
+            .or_else(|| env.var("XDG_DATA_HOME").map(|x| PathBuf::from(x).join("corvid")))
+            .or_else(|| home.map(|h| h.join(".local/share/corvid")))
+            .unwrap_or_else(|| PathBuf::from(".corvid"));
+        let limits = file.limits.unwrap_or_default();
+        Ok(Config {
+            provider,
+            ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or_else(|| DEFAULT_OLLAMA_URL.to_string()),
+            data_dir,
+            log: env.var("CORVID_LOG").or(file.log),
+            max_message_bytes: limits.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
+            client_request_timeout: Duration::from_secs(limits.client_request_timeout_secs.unwrap_or(300)),
+            max_turn_requests: limits.max_turn_requests.unwrap_or(50),
+            max_retries: section.max_retries.unwrap_or(3),
+            stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
+            source,
+        })
+    }
+}
+
+impl Default for Config {
+    /// No file, no environment: what an embedder starts from before setting fields.
+    fn default() -> Self {
+        Config {
+            provider: None,
+            ollama_url: DEFAULT_OLLAMA_URL.into(),
+            data_dir: PathBuf::from(".corvid"),
+            log: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            client_request_timeout: Duration::from_secs(300),
+            max_turn_requests: 50,
+            max_retries: 3,
+            stall_timeout: Duration::from_secs(120),
+            source: None,
+        }
+    }
+}
+
+fn read_file(path: &Path, explicit: bool) -> Result<Option<FileConfig>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text)
+            .map(Some)
+            .map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source }),
+        // A missing default file is normal; a missing file the user named is an error.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(None),
+        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
+    }
+}
+
+/// How to configure a provider; shown in `session/new`'s auth error and the auth method.
+pub const HOW_TO_CONFIGURE: &str = "No model provider is configured and no local Ollama answered at \
+http://127.0.0.1:11434. Set CORVID_BASE_URL (an OpenAI-compatible endpoint such as \
+https://api.openai.com/v1 or https://openrouter.ai/api/v1), CORVID_API_KEY and CORVID_MODEL in the \
+environment the editor starts Corvid with, or put a [provider] section with base_url, api_key and \
+model in ~/.config/corvid/config.toml; or start Ollama (ollama serve) with a model pulled.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct MapEnv(HashMap<&'static str, &'static str>);
+    impl Env for MapEnv {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0.get(name).map(|s| s.to_string())
+        }
+    }
+
+    fn file(text: &str) -> FileConfig {
+        toml::from_str(text).expect("valid toml")
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let env = MapEnv(HashMap::from([("CORVID_MODEL", "m-env"), ("OPENAI_API_KEY", "sk-fallback")]));
+        let f = file("[provider]\nbase_url = \"http://x/v1\"\nmodel = \"m-file\"\nmodels = [\"a\"]\n");
+        let c = Config::resolve(f, &env, None, None).expect("config");
+        let p = c.provider.expect("provider");
+        assert_eq!(p.model.as_deref(), Some("m-env"));
+        assert_eq!(p.models, vec!["m-env", "a"]);
+        assert_eq!(p.api_key.as_deref(), Some("sk-fallback"));
+        assert_eq!(p.base_url, "http://x/v1");
+    }
+
+    #[test]
+    fn nothing_configured_means_no_provider() {
+        let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), Some(Path::new("/h")), None).expect("config");
+        assert!(c.provider.is_none());
+        assert_eq!(c.data_dir, PathBuf::from("/h/.local/share/corvid"));
+    }
+
+    #[test]
+    fn unknown_provider_and_unknown_keys_are_errors() {
+        let env = MapEnv(HashMap::from([("CORVID_PROVIDER", "acme")]));
+        assert!(matches!(Config::resolve(FileConfig::default(), &env, None, None), Err(ConfigError::UnknownProvider(_))));
+        assert!(toml::from_str::<FileConfig>("bogus = 1").is_err());
+    }
+}

@@ -1,0 +1,91 @@
+//! Model providers. One today: OpenAI-compatible Chat Completions with streaming, which
+//! covers OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server and LM Studio.
+
+pub mod discovery;
+pub mod openai;
+pub mod sse;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// One thing the model said, in stream order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    Text(String),
+    Reasoning(String),
+    /// A fragment of a tool call (tools arrive in a later issue; deltas are already parsed).
+    ToolCallDelta { index: u32, id: Option<String>, name: Option<String>, arguments: String },
+    Usage { input_tokens: u64, output_tokens: u64 },
+    Finish(FinishReason),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ContentFilter,
+    ToolCalls,
+    Other(String),
+}
+
+impl FinishReason {
+    fn parse(s: &str) -> Self {
+        match s {
+            "stop" | "end_turn" | "eos" => FinishReason::Stop,
+            "length" | "max_tokens" => FinishReason::Length,
+            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            "tool_calls" | "function_call" => FinishReason::ToolCalls,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+}
+
+/// A message of the model's context, in Chat Completions shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+/// Why a model request failed. Messages are written for the person reading them in the editor.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("model provider returned {status}{}: {hint}", detail_suffix(.detail))]
+    Status { status: String, code: u16, detail: Option<String>, hint: String },
+    #[error("could not connect to the model provider at {url}: {reason}: check CORVID_BASE_URL and that the server is running")]
+    Connect { url: String, reason: String },
+    #[error("model provider sent an invalid stream event: {0}")]
+    BadStream(String),
+    #[error("model provider reported an error mid-stream: {0}")]
+    StreamError(String),
+    #[error("model provider closed the stream before the answer was complete")]
+    Truncated,
+    #[error("model provider sent nothing for {0} s; giving up")]
+    Stalled(u64),
+    #[error("model provider at {url} offers no models: set CORVID_MODEL")]
+    NoModels { url: String },
+    #[error("model provider at {url} could not list models ({reason}): set CORVID_MODEL")]
+    ModelList { url: String, reason: String },
+}
+
+fn detail_suffix(detail: &Option<String>) -> String {
+    detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
+}
+
+impl ProviderError {
+    /// Structured details for the JSON-RPC error's `data`.
+    pub fn wire_data(&self) -> Value {
+        match self {
+            ProviderError::Status { code, .. } => json!({ "kind": "provider", "httpStatus": code }),
+            _ => json!({ "kind": "provider" }),
+        }
+    }
+}

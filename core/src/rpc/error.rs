@@ -1,0 +1,76 @@
+//! The one place where Corvid's errors become JSON-RPC error objects.
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::{Value, json};
+
+use crate::provider::ProviderError;
+
+/// Every error a request handler can return. Each variant maps to exactly one JSON-RPC code
+/// in [`RpcError::to_wire`].
+#[derive(Debug, thiserror::Error)]
+pub enum RpcError {
+    /// Not JSON (-32700).
+    #[error("{0}")]
+    Parse(String),
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("method not found: {0}")]
+    MethodNotFound(String),
+    /// Bad params; the message names the method and the field.
+    #[error("{0}")]
+    InvalidParams(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+    #[error("request cancelled")]
+    Cancelled,
+    /// No usable model provider; the message says how to configure one.
+    #[error("{0}")]
+    AuthRequired(String),
+    #[error("session not found: {0}")]
+    SessionNotFound(String),
+    /// A prompt arrived while the session's previous turn was still running.
+    #[error("session {0} is busy with another prompt turn: wait for its response or send session/cancel first")]
+    SessionBusy(String),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    // --- errors of requests Corvid sends to the client ---
+    #[error("client did not answer {method} within {secs} s")]
+    Timeout { method: String, secs: u64 },
+    #[error("client answered {method} with error {}: {}", .error.code, .error.message)]
+    Remote { method: String, error: acp::Error },
+    #[error("connection closed")]
+    Closed,
+}
+
+/// Implementation-defined code for "session busy" (inside the -32000..-32099 range ACP leaves
+/// to agents; -32000 and -32002 are taken by the spec).
+pub const SESSION_BUSY: i32 = -32001;
+
+impl RpcError {
+    pub fn invalid_params(method: &str, detail: impl std::fmt::Display) -> Self {
+        RpcError::InvalidParams(format!("{method}: {detail}"))
+    }
+
+    /// The JSON-RPC error object sent on the wire.
+    pub fn to_wire(&self) -> acp::Error {
+        let message = self.to_string();
+        match self {
+            RpcError::Parse(_) => acp::Error::new(-32700, message),
+            RpcError::InvalidRequest(_) => acp::Error::new(-32600, message),
+            RpcError::MethodNotFound(m) => acp::Error::new(-32601, message).data(json!({ "method": m })),
+            RpcError::InvalidParams(_) => acp::Error::new(-32602, message),
+            RpcError::Internal(_) | RpcError::Closed => acp::Error::new(-32603, message),
+            RpcError::Cancelled => acp::Error::new(-32800, message),
+            RpcError::AuthRequired(_) => acp::Error::new(-32000, message),
+            RpcError::SessionNotFound(id) => acp::Error::new(-32002, message).data(json!({ "sessionId": id })),
+            RpcError::SessionBusy(id) => acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id })),
+            RpcError::Provider(p) => acp::Error::new(-32603, message).data(p.wire_data()),
+            RpcError::Timeout { .. } | RpcError::Remote { .. } => acp::Error::new(-32603, message),
+        }
+    }
+
+    /// The wire error as a JSON value (for building response frames).
+    pub fn to_wire_value(&self) -> Value {
+        serde_json::to_value(self.to_wire()).unwrap_or_else(|_| json!({"code": -32603, "message": "internal error"}))
+    }
+}

@@ -1,0 +1,195 @@
+//! JSON-RPC 2.0 over any [`Transport`]: framing errors, dispatch, `$/cancel_request`,
+//! and requests in both directions at once.
+//!
+//! The dispatch loop only classifies frames and hands them off: every request runs as its
+//! own task, so a slow handler never delays the next message.
+
+pub mod error;
+pub mod message;
+pub mod peer;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+pub use tokio_util::sync::CancellationToken;
+pub use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::task::TaskTracker;
+
+pub use error::RpcError;
+pub use message::RequestId;
+pub use peer::Peer;
+
+use crate::transport::{Inbound, Transport};
+use message::{FrameError, Incoming};
+
+/// What a request handler gets besides its params.
+#[derive(Clone)]
+pub struct RequestContext {
+    /// Fires when the client sends `$/cancel_request` for this request or the connection ends.
+    pub cancel: CancellationToken,
+    pub peer: Peer,
+}
+
+/// The application side of a connection (the agent, or a test double).
+pub trait Handler: Send + Sync + 'static {
+    /// Called on the dispatch loop; must not block. Synchronous checks may happen here (so
+    /// that e.g. a `session/cancel` right behind a `session/prompt` finds the turn); the
+    /// returned future runs as a task and produces the response.
+    fn request(self: Arc<Self>, method: &str, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>>;
+
+    /// Called on the dispatch loop for every notification except `$/cancel_request`.
+    fn notification(&self, method: &str, params: Option<Value>);
+
+    /// Methods whose handler watches `ctx.cancel` itself and still answers with a result
+    /// (e.g. `session/prompt` answers `cancelled`). Others get -32800 when cancelled.
+    fn cancels_itself(&self, _method: &str) -> bool {
+        false
+    }
+
+    /// The connection is ending: cancel running work. The future resolves once it has wound down.
+    fn shutdown(&self) -> BoxFuture<'static, ()>;
+}
+
+/// How long shutdown waits for turns and request tasks to wind down before giving up.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(600);
+
+/// Serves one connection until the peer closes it or `shutdown` fires.
+pub async fn run_connection<H: Handler>(
+    transport: Transport,
+    make_handler: impl FnOnce(Peer) -> Arc<H>,
+    shutdown: CancellationToken,
+) {
+    let Transport { mut incoming, outgoing, max_message_bytes } = transport;
+    let peer = Peer::new(outgoing);
+    let handler = make_handler(peer.clone());
+    let inflight: Arc<Mutex<HashMap<String, CancellationToken>>> = Arc::default();
+    let tasks = TaskTracker::new();
+    let connection_gone = CancellationToken::new();
+
+    loop {
+        let inbound = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            inbound = incoming.recv() => match inbound {
+                Some(i) => i,
+                None => break,
+            },
+        };
+        let frame = match inbound {
+            Inbound::Frame(bytes) if bytes.len() > max_message_bytes => {
+                Inbound::TooLong { len: bytes.len(), prefix: bytes.into_iter().take(512).collect() }
+            }
+            other => other,
+        };
+        let parsed = match frame {
+            Inbound::Frame(bytes) => message::parse(&bytes),
+            Inbound::TooLong { len, prefix } => {
+                let id = message::sniff_id(&prefix).unwrap_or(Value::Null);
+                tracing::warn!(len, "rejected an oversize message");
+                let reason = format!("message of {len} bytes exceeds the limit of {max_message_bytes} bytes");
+                respond_later(&tasks, &peer, id, RpcError::InvalidRequest(reason));
+                continue;
+            }
+        };
+        match parsed {
+            Err(FrameError::Parse(reason)) => {
+                tracing::warn!(%reason, "unparseable message");
+                respond_later(&tasks, &peer, Value::Null, RpcError::Parse(reason));
+            }
+            Err(FrameError::Invalid { id, reason }) => {
+                tracing::warn!(%reason, "invalid message");
+                respond_later(&tasks, &peer, id.unwrap_or(Value::Null), RpcError::InvalidRequest(reason));
+            }
+            Ok(Incoming::Response { id, outcome }) => peer.complete(&id, outcome),
+            Ok(Incoming::Notification { method, params }) => {
+                if method == "$/cancel_request" {
+                    cancel_inflight(&inflight, params.as_ref());
+                } else {
+                    handler.notification(&method, params);
+                }
+            }
+            Ok(Incoming::Request { id, method, params }) => {
+                let key = id.to_string();
+                let cancel = connection_gone.child_token();
+                let duplicate = match inflight.lock() {
+                    Ok(map) if map.contains_key(&key) => true,
+                    Ok(mut map) => {
+                        map.insert(key.clone(), cancel.clone());
+                        false
+                    }
+                    Err(_) => false,
+                };
+                if duplicate {
+                    let reason = format!("request id {key} is already in use by a request in flight");
+                    respond_later(&tasks, &peer, id, RpcError::InvalidRequest(reason));
+                    continue;
+                }
+                let ctx = RequestContext { cancel: cancel.clone(), peer: peer.clone() };
+                let fut = handler.clone().request(&method, params, ctx);
+                let self_cancelling = handler.cancels_itself(&method);
+                let peer = peer.clone();
+                let inflight = inflight.clone();
+                tasks.spawn(async move {
+                    let guarded = AssertUnwindSafe(fut).catch_unwind();
+                    let result = if self_cancelling {
+                        guarded.await
+                    } else {
+                        tokio::select! {
+                            biased;
+                            r = guarded => r,
+                            () = cancel.cancelled() => Ok(Err(RpcError::Cancelled)),
+                        }
+                    };
+                    let result = result.unwrap_or_else(|panic| {
+                        let what = panic_message(&panic);
+                        tracing::error!(%method, panic = %what, "request handler panicked");
+                        Err(RpcError::Internal(format!("{method} failed: {what}")))
+                    });
+                    if let Ok(mut map) = inflight.lock() {
+                        map.remove(&key);
+                    }
+                    peer.respond(&id, result).await;
+                });
+            }
+        }
+    }
+
+    tracing::debug!("connection ending; cancelling work");
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, handler.shutdown()).await;
+    connection_gone.cancel();
+    tasks.close();
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await;
+    peer.close();
+}
+
+fn respond_later(tasks: &TaskTracker, peer: &Peer, id: RequestId, error: RpcError) {
+    let peer = peer.clone();
+    tasks.spawn(async move { peer.respond(&id, Err(error)).await });
+}
+
+fn cancel_inflight(inflight: &Mutex<HashMap<String, CancellationToken>>, params: Option<&Value>) {
+    let Some(id) = params.and_then(|p| p.get("requestId")) else {
+        tracing::debug!("$/cancel_request without requestId; ignored");
+        return;
+    };
+    let token = inflight.lock().ok().and_then(|map| map.get(&id.to_string()).cloned());
+    match token {
+        Some(t) => t.cancel(),
+        None => tracing::debug!(%id, "$/cancel_request for a request not in flight; ignored"),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! The `corvid` command: `corvid acp` serves ACP over stdio for editors.
+//!
+//! stdout belongs to the protocol: nothing in this binary prints there except `--help` and
+//! `--version` (clap), which never run together with a connection.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use corvid_core::Config;
+use corvid_core::transport::stdio::stdio;
+use corvid_core::rpc::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio):
+
+  Zed — settings.json:
+    "agent_servers": {
+      "Corvid": { "command": "corvid", "args": ["acp"], "env": { "CORVID_MODEL": "gpt-4.1-mini" } }
+    }
+
+  JetBrains IDEs (AI Assistant → Agents → Add custom agent) — ~/.jetbrains/acp.json:
+    { "agent_servers": { "Corvid": { "command": "/path/to/corvid", "args": ["acp"] } } }
+
+Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_CONFIG):
+  CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server)
+  CORVID_BASE_URL   e.g. https://api.openai.com/v1, https://openrouter.ai/api/v1, http://127.0.0.1:11434/v1
+  CORVID_API_KEY    API key (falls back to OPENAI_API_KEY)
+  CORVID_MODEL      model id
+  CORVID_DATA_DIR   where Corvid keeps its data
+  CORVID_LOG        log filter, e.g. info or corvid_core=debug (logs go to stderr)
+With nothing configured, Corvid uses a local Ollama at http://127.0.0.1:11434 if one answers."#;
+
+#[derive(Parser)]
+#[command(name = "corvid", version, about = "Corvid: a coding agent for any editor that speaks the Agent Client Protocol")]
+#[command(after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve ACP over stdio (newline-delimited JSON-RPC); this is what editors run.
+    Acp {
+        /// Write logs to this file instead of stderr.
+        #[arg(long, value_name = "FILE")]
+        log_file: Option<PathBuf>,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Acp { log_file } => match run_acp(log_file) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!("{e:#}");
+                write_stderr(&format!("corvid: {e:#}\n"));
+                std::process::ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn write_stderr(msg: &str) {
+    eprint!("{msg}");
+}
+
+fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+    let filter = EnvFilter::try_new(filter.unwrap_or("warn")).unwrap_or_else(|_| EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+        }
+        None => builder.with_ansi(std::io::stderr().is_terminal()).with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn run_acp(log_file: Option<PathBuf>) -> anyhow::Result<()> {
+    let config = Config::load().context("loading configuration")?;
+    init_logging(config.log.as_deref(), log_file.as_ref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("corvid-worker")
+        .build()
+        .context("starting the async runtime")?;
+
+    let writer = runtime.block_on(async {
+        let (transport, writer) = stdio(config.max_message_bytes).context("opening stdio")?;
+        let shutdown = CancellationToken::new();
+        spawn_signal_watch(shutdown.clone());
+        corvid_core::serve(transport, config, shutdown).await;
+        anyhow::Ok(writer)
+    })?;
+    // Stragglers (a provider request mid-flight) must not hold up exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    join_with_deadline(writer, Duration::from_millis(500));
+    Ok(())
+}
+
+/// SIGTERM and SIGINT end the connection like a closed stdin does.
+fn spawn_signal_watch(shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            tracing::warn!("cannot watch for signals");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM; shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT; shutting down"),
+        }
+        shutdown.cancel();
+    });
+}
+
+/// Waits for the stdout writer to flush, but never longer than `deadline` (a client that
+/// stopped reading must not keep us alive).
+fn join_with_deadline(writer: corvid_core::transport::stdio::StdioWriter, deadline: Duration) {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        writer.join();
+        let _ = tx.send(());
+    });
+    if rx.recv_timeout(deadline).is_err() {
+        tracing::warn!("stdout did not drain in time; exiting anyway");
+    }
+}
