@@ -127,7 +127,12 @@ impl Config {
         Self::resolve(file.unwrap_or_default(), env, home.as_deref(), source)
     }
 
-    fn resolve(file: FileConfig, env: &dyn Env, home: Option<&Path>, source: Option<PathBuf>) -> Result<Self, ConfigError> {
+    fn resolve(
+        file: FileConfig,
+        env: &dyn Env,
+        home: Option<&Path>,
+        source: Option<PathBuf>,
+    ) -> Result<Self, ConfigError> {
         let section = file.provider.unwrap_or_default();
         let kind = env.var("CORVID_PROVIDER").or(section.kind.clone());
         let base_url = env.var("CORVID_BASE_URL").or(section.base_url.clone());
@@ -142,10 +147,8 @@ impl Config {
             }
             let mut models = section.models.clone();
             let model = model.or_else(|| models.first().cloned());
-            if let Some(m) = &model {
-                if !models.contains(m) {
-                    models.insert(0, m.clone());
-                }
+            if let Some(m) = model.as_ref().filter(|m| !models.contains(m)) {
+                models.insert(0, m.clone());
             }
             Some(ProviderConfig {
                 base_url: base_url.unwrap_or_else(|| DEFAULT_OPENAI_URL.to_string()),
@@ -200,9 +203,9 @@ impl Default for Config {
 
 fn read_file(path: &Path, explicit: bool) -> Result<Option<FileConfig>, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text)
-            .map(Some)
-            .map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source }),
+        Ok(text) => {
+            toml::from_str(&text).map(Some).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })
+        }
         // A missing default file is normal; a missing file the user named is an error.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(None),
         Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
@@ -246,7 +249,8 @@ mod tests {
 
     #[test]
     fn nothing_configured_means_no_provider() {
-        let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), Some(Path::new("/h")), None).expect("config");
+        let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), Some(Path::new("/h")), None)
+            .expect("config");
         assert!(c.provider.is_none());
         assert_eq!(c.data_dir, PathBuf::from("/h/.local/share/corvid"));
     }
@@ -254,7 +258,10 @@ mod tests {
     #[test]
     fn unknown_provider_and_unknown_keys_are_errors() {
         let env = MapEnv(HashMap::from([("CORVID_PROVIDER", "acme")]));
-        assert!(matches!(Config::resolve(FileConfig::default(), &env, None, None), Err(ConfigError::UnknownProvider(_))));
+        assert!(matches!(
+            Config::resolve(FileConfig::default(), &env, None, None),
+            Err(ConfigError::UnknownProvider(_))
+        ));
         assert!(toml::from_str::<FileConfig>("bogus = 1").is_err());
     }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use corvid_core::Config;
-use corvid_core::transport::stdio::stdio;
 use corvid_core::rpc::CancellationToken;
+use corvid_core::transport::stdio::stdio;
 use tracing_subscriber::EnvFilter;
 
 const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio):
@@ -35,7 +35,11 @@ Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_
 With nothing configured, Corvid uses a local Ollama at http://127.0.0.1:11434 if one answers."#;
 
 #[derive(Parser)]
-#[command(name = "corvid", version, about = "Corvid: a coding agent for any editor that speaks the Agent Client Protocol")]
+#[command(
+    name = "corvid",
+    version,
+    about = "Corvid: a coding agent for any editor that speaks the Agent Client Protocol"
+)]
 #[command(after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]

@@ -64,7 +64,8 @@ impl Agent {
             .session_capabilities(acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new()));
         let auth_methods = if self.config.provider.is_none() {
             vec![acp::AuthMethod::Agent(
-                acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider").description(HOW_TO_CONFIGURE.to_string()),
+                acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider")
+                    .description(HOW_TO_CONFIGURE.to_string()),
             )]
         } else {
             vec![]
@@ -81,7 +82,10 @@ impl Agent {
     async fn authenticate(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::AuthenticateRequest = parse("authenticate", params)?;
         if req.method_id.0.as_ref() != SETUP_AUTH_METHOD {
-            return Err(RpcError::invalid_params("authenticate", format!("methodId: unknown auth method `{}`", req.method_id)));
+            return Err(RpcError::invalid_params(
+                "authenticate",
+                format!("methodId: unknown auth method `{}`", req.method_id),
+            ));
         }
         // The user may have started Ollama or fixed the config since the last try.
         self.sources.reset().await;
@@ -108,7 +112,11 @@ impl Agent {
 
     /// Synchronous part of `session/prompt`: validate and claim the session before returning,
     /// so a `session/cancel` sent right behind the prompt always finds the turn.
-    fn prompt(self: &Arc<Self>, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>> {
+    fn prompt(
+        self: &Arc<Self>,
+        params: Option<Value>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let started = (|| -> Result<_, RpcError> {
             let req: acp::PromptRequest = parse("session/prompt", params)?;
             let session = self.sessions.get(&req.session_id.0)?;
@@ -119,7 +127,8 @@ impl Agent {
         let this = self.clone();
         async move {
             let (claim, text) = started?;
-            let turn_ctx = TurnContext { peer: this.peer.clone(), http: this.http.clone(), config: this.config.clone() };
+            let turn_ctx =
+                TurnContext { peer: this.peer.clone(), http: this.http.clone(), config: this.config.clone() };
             let stop = run_turn(claim, text, turn_ctx).await?;
             to_value(&acp::PromptResponse::new(stop))
         }
@@ -148,7 +157,10 @@ impl Agent {
 
     fn close_session(&self, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::CloseSessionRequest = parse("session/close", params)?;
-        let session = self.sessions.remove(&req.session_id.0).ok_or_else(|| RpcError::SessionNotFound(req.session_id.to_string()))?;
+        let session = self
+            .sessions
+            .remove(&req.session_id.0)
+            .ok_or_else(|| RpcError::SessionNotFound(req.session_id.to_string()))?;
         session.cancel_turn();
         to_value(&acp::CloseSessionResponse::new())
     }
@@ -171,7 +183,10 @@ impl Agent {
 /// Checks that `path` is absolute and an existing directory; returns it canonicalized.
 fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcError> {
     if !path.is_absolute() {
-        return Err(RpcError::invalid_params(method, format!("{field} must be an absolute path, got `{}`", path.display())));
+        return Err(RpcError::invalid_params(
+            method,
+            format!("{field} must be an absolute path, got `{}`", path.display()),
+        ));
     }
     match std::fs::canonicalize(path) {
         Ok(p) if p.is_dir() => Ok(p),
@@ -181,7 +196,12 @@ fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcEr
 }
 
 impl Handler for Agent {
-    fn request(self: Arc<Self>, method: &str, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>> {
+    fn request(
+        self: Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let this = self;
         match method {
             "initialize" => futures_util::future::ready(this.initialize(params)).boxed(),

@@ -30,8 +30,11 @@ mod tests {
     fn errors_name_the_method_and_field() {
         let e = parse::<acp::NewSessionRequest>("session/new", Some(json!({"mcpServers": []}))).expect_err("must fail");
         assert!(e.to_string().contains("session/new: missing field `cwd`"), "{e}");
-        let e = parse::<acp::PromptRequest>("session/prompt", Some(json!({"sessionId": "s", "prompt": [{"type": "text"}]})))
-            .expect_err("must fail");
+        let e = parse::<acp::PromptRequest>(
+            "session/prompt",
+            Some(json!({"sessionId": "s", "prompt": [{"type": "text"}]})),
+        )
+        .expect_err("must fail");
         assert!(e.to_string().starts_with("session/prompt: prompt"), "{e}");
         let e = parse::<acp::InitializeRequest>("initialize", None).expect_err("must fail");
         assert!(e.to_string().contains("protocolVersion"), "{e}");

@@ -19,8 +19,12 @@ pub fn user_text(blocks: &[acp::ContentBlock]) -> Result<String, RpcError> {
                 }
                 _ => return Err(unsupported(i, "binary embedded resources")),
             },
-            acp::ContentBlock::Image(_) => return Err(unsupported(i, "image content (promptCapabilities.image is false)")),
-            acp::ContentBlock::Audio(_) => return Err(unsupported(i, "audio content (promptCapabilities.audio is false)")),
+            acp::ContentBlock::Image(_) => {
+                return Err(unsupported(i, "image content (promptCapabilities.image is false)"));
+            }
+            acp::ContentBlock::Audio(_) => {
+                return Err(unsupported(i, "audio content (promptCapabilities.audio is false)"));
+            }
             _ => return Err(unsupported(i, "this content type")),
         }
     }

@@ -75,12 +75,8 @@ impl Session {
 
     pub fn config_options(&self) -> Vec<acp::SessionConfigOption> {
         let current = self.state().model.clone();
-        let options: Vec<acp::SessionConfigSelectOption> = self
-            .source
-            .models
-            .iter()
-            .map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone()))
-            .collect();
+        let options: Vec<acp::SessionConfigSelectOption> =
+            self.source.models.iter().map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone())).collect();
         vec![
             acp::SessionConfigOption::select(MODEL_OPTION, "Model", current, options)
                 .category(acp::SessionConfigOptionCategory::Model)

@@ -26,7 +26,12 @@ pub struct TurnContext {
 
 /// Sends one `session/update`, giving up if the turn is cancelled while the queue is full.
 /// Returns `false` when the turn must stop sending.
-pub async fn send_update(peer: &Peer, session_id: &str, update: acp::SessionUpdate, cancel: &CancellationToken) -> bool {
+pub async fn send_update(
+    peer: &Peer,
+    session_id: &str,
+    update: acp::SessionUpdate,
+    cancel: &CancellationToken,
+) -> bool {
     if cancel.is_cancelled() {
         return false;
     }

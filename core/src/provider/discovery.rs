@@ -19,15 +19,14 @@ struct ModelEntry {
 }
 
 /// `GET {base}/models`, the OpenAI-compatible model list.
-pub async fn list_models(http: &reqwest::Client, endpoint: &Endpoint, timeout: Duration) -> Result<Vec<String>, ProviderError> {
+pub async fn list_models(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    timeout: Duration,
+) -> Result<Vec<String>, ProviderError> {
     let url = endpoint.url("models");
     let fail = |reason: String| ProviderError::ModelList { url: url.clone(), reason };
-    let resp = endpoint
-        .authorize(http.get(&url))
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| fail(e.to_string()))?;
+    let resp = endpoint.authorize(http.get(&url)).timeout(timeout).send().await.map_err(|e| fail(e.to_string()))?;
     if !resp.status().is_success() {
         return Err(fail(format!("HTTP {}", resp.status())));
     }

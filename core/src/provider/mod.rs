@@ -14,8 +14,16 @@ pub enum ModelEvent {
     Text(String),
     Reasoning(String),
     /// A fragment of a tool call (tools arrive in a later issue; deltas are already parsed).
-    ToolCallDelta { index: u32, id: Option<String>, name: Option<String>, arguments: String },
-    Usage { input_tokens: u64, output_tokens: u64 },
+    ToolCallDelta {
+        index: u32,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
     Finish(FinishReason),
 }
 
@@ -60,7 +68,9 @@ pub enum Role {
 pub enum ProviderError {
     #[error("model provider returned {status}{}: {hint}", detail_suffix(.detail))]
     Status { status: String, code: u16, detail: Option<String>, hint: String },
-    #[error("could not connect to the model provider at {url}: {reason}: check CORVID_BASE_URL and that the server is running")]
+    #[error(
+        "could not connect to the model provider at {url}: {reason}: check CORVID_BASE_URL and that the server is running"
+    )]
     Connect { url: String, reason: String },
     #[error("model provider sent an invalid stream event: {0}")]
     BadStream(String),

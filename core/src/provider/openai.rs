@@ -148,7 +148,13 @@ fn truncate(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-fn status_error(status: reqwest::StatusCode, detail: Option<String>, model: &str, url: &str, attempt: u32) -> ProviderError {
+fn status_error(
+    status: reqwest::StatusCode,
+    detail: Option<String>,
+    model: &str,
+    url: &str,
+    attempt: u32,
+) -> ProviderError {
     let code = status.as_u16();
     let hint = match code {
         401 | 403 => "check CORVID_API_KEY (or OPENAI_API_KEY)".to_string(),
@@ -232,7 +238,14 @@ struct UsageChunk {
 impl ChatStream {
     fn new(resp: reqwest::Response, stall_timeout: Duration) -> Self {
         let body = resp.bytes_stream().map(|r| r.map(|b| b.to_vec())).boxed();
-        Self { body, decoder: SseDecoder::default(), queue: VecDeque::new(), stall_timeout, finished: false, done: false }
+        Self {
+            body,
+            decoder: SseDecoder::default(),
+            queue: VecDeque::new(),
+            stall_timeout,
+            finished: false,
+            done: false,
+        }
     }
 
     /// The next event; `None` once the stream has ended cleanly.
@@ -290,7 +303,8 @@ impl ChatStream {
             }
         };
         if let Some(err) = chunk.error {
-            let msg = err.get("message").and_then(|m| m.as_str()).map(str::to_string).unwrap_or_else(|| err.to_string());
+            let msg =
+                err.get("message").and_then(|m| m.as_str()).map(str::to_string).unwrap_or_else(|| err.to_string());
             self.fail(ProviderError::StreamError(truncate(&msg, 300)));
             return;
         }
@@ -315,7 +329,8 @@ impl ChatStream {
             }
         }
         if let Some(u) = chunk.usage {
-            self.queue.push_back(Ok(ModelEvent::Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens }));
+            self.queue
+                .push_back(Ok(ModelEvent::Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens }));
         }
     }
 

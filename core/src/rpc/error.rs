@@ -36,8 +36,8 @@ pub enum RpcError {
     // --- errors of requests Corvid sends to the client ---
     #[error("client did not answer {method} within {secs} s")]
     Timeout { method: String, secs: u64 },
-    #[error("client answered {method} with error {}: {}", .error.code, .error.message)]
-    Remote { method: String, error: acp::Error },
+    #[error("client answered {method} with error {}: {}", i32::from(.error.code), .error.message)]
+    Remote { method: String, error: Box<acp::Error> },
     #[error("connection closed")]
     Closed,
 }

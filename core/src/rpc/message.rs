@@ -28,11 +28,7 @@ pub fn parse(frame: &[u8]) -> Result<Incoming, FrameError> {
 }
 
 fn parse_error_text(e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        format!("parse error: truncated JSON ({e})")
-    } else {
-        format!("parse error: {e}")
-    }
+    if e.is_eof() { format!("parse error: truncated JSON ({e})") } else { format!("parse error: {e}") }
 }
 
 fn classify(value: Value) -> Result<Incoming, FrameError> {
@@ -131,9 +127,15 @@ mod tests {
             parse(br#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
             Err(FrameError::Invalid { id: Some(id), .. }) if id == json!(3)
         ));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#), Err(FrameError::Invalid { id: None, .. })));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#),
+            Err(FrameError::Invalid { id: None, .. })
+        ));
         assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":1,"method":7}"#), Err(FrameError::Invalid { .. })));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#), Err(FrameError::Invalid { .. })));
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#),
+            Err(FrameError::Invalid { .. })
+        ));
         assert!(matches!(parse(br#"{"jsonrpc":"2.0"}"#), Err(FrameError::Invalid { .. })));
     }
 

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::FutureExt;
-pub use tokio_util::sync::CancellationToken;
 pub use futures_util::future::BoxFuture;
 use serde_json::Value;
+pub use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use error::RpcError;
@@ -39,7 +39,12 @@ pub trait Handler: Send + Sync + 'static {
     /// Called on the dispatch loop; must not block. Synchronous checks may happen here (so
     /// that e.g. a `session/cancel` right behind a `session/prompt` finds the turn); the
     /// returned future runs as a task and produces the response.
-    fn request(self: Arc<Self>, method: &str, params: Option<Value>, ctx: RequestContext) -> BoxFuture<'static, Result<Value, RpcError>>;
+    fn request(
+        self: Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        ctx: RequestContext,
+    ) -> BoxFuture<'static, Result<Value, RpcError>>;
 
     /// Called on the dispatch loop for every notification except `$/cancel_request`.
     fn notification(&self, method: &str, params: Option<Value>);

@@ -132,8 +132,11 @@ impl Peer {
                 guard.armed = false;
                 answer.map_err(|error| RpcError::Remote {
                     method: method.to_string(),
-                    error: serde_json::from_value(error.clone())
-                        .unwrap_or_else(|_| agent_client_protocol_schema::v1::Error::new(-32603, error.to_string())),
+                    error: Box::new(
+                        serde_json::from_value(error.clone()).unwrap_or_else(|_| {
+                            agent_client_protocol_schema::v1::Error::new(-32603, error.to_string())
+                        }),
+                    ),
                 })
             }
         }

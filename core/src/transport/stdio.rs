@@ -52,9 +52,8 @@ pub fn stdio(max_message_bytes: usize) -> io::Result<(Transport, StdioWriter)> {
         }
     })?;
 
-    let handle = thread::Builder::new()
-        .name("corvid-stdout".into())
-        .spawn(move || write_frames(out_rx, io::stdout()))?;
+    let handle =
+        thread::Builder::new().name("corvid-stdout".into()).spawn(move || write_frames(out_rx, io::stdout()))?;
 
     Ok((Transport { incoming: in_rx, outgoing: out_tx, max_message_bytes }, StdioWriter { handle }))
 }

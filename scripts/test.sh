@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The one test command (README → "Test"); .ci/run calls exactly this.
+#
+# Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
+# Rust unit tests, and the Node end-to-end suite against the real binary.
+# Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/corvid/target}"
+export CARGO_TERM_COLOR=never
+mkdir -p "$CARGO_TARGET_DIR"
+
+step() { printf '\n== %s (%ss)\n' "$1" "$SECONDS"; }
+
+step "toolchain"
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
+command -v node >/dev/null || { echo "node not found: install Node.js 20+"; exit 1; }
+cargo --version
+node --version
+
+step "npm dependencies"
+npm ci --no-audit --no-fund --prefer-offline
+
+step "ACP schema"
+schema="${ACP_SCHEMA:-$root/../shared/acp-schema/npm-sdk-2.4.0/v1/schema.json}"
+if [ ! -f "$schema" ]; then
+  echo "ACP schema not found at $schema (set ACP_SCHEMA)"; exit 1
+fi
+export ACP_SCHEMA="$schema"
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy (release profile, shared with the build below)"
+cargo clippy --release --workspace --all-targets --locked -- -D warnings
+
+step "build"
+cargo build --release --workspace --locked
+export CORVID_BIN="$CARGO_TARGET_DIR/release/corvid"
+
+step "Rust tests"
+cargo test --release --workspace --locked
+
+step "end-to-end tests (Node, official ACP SDKs, real binary)"
+npm run --silent test:e2e
+
+step "done"

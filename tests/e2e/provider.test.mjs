@@ -1,0 +1,140 @@
+// Model-provider behaviour through the real binary: configuration, discovery, failures.
+import assert from "node:assert/strict";
+import { tmpdir } from "node:os";
+import { after, before, test } from "node:test";
+import { startFakeModel } from "../support/fake-model.mjs";
+import { agentEnv, spawnAgent } from "../support/agent.mjs";
+
+let fake;
+before(async () => (fake = await startFakeModel()));
+after(async () => fake.close());
+
+async function withAgent(env, fn) {
+  const agent = spawnAgent({ env });
+  try {
+    await agent.request(0, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+    await fn(agent);
+    assert.deepEqual(agent.violations, [], "every frame is valid ACP");
+  } finally {
+    await agent.stop();
+  }
+}
+
+async function promptOnce(agent, text, id = 2) {
+  const s = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+  assert.ok(s.result, JSON.stringify(s));
+  return agent.request(id, "session/prompt", { sessionId: s.result.sessionId, prompt: [{ type: "text", text }] }, 15000);
+}
+
+test("no provider and no Ollama: initialize offers a setup auth method, session/new answers -32000", () =>
+  withAgent(agentEnv(), async (agent) => {
+    const init = agent.frames.find((f) => f.id === 0).result;
+    assert.equal(init.authMethods.length, 1);
+    assert.equal(init.authMethods[0].id, "corvid-setup");
+    assert.match(init.authMethods[0].description, /CORVID_BASE_URL/);
+    const r = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    assert.equal(r.error.code, -32000);
+    assert.match(r.error.message, /CORVID_BASE_URL.*CORVID_API_KEY.*CORVID_MODEL/s);
+    assert.match(r.error.message, /Ollama/);
+    const a = await agent.request(2, "authenticate", { methodId: "corvid-setup" });
+    assert.equal(a.error.code, -32000);
+    assert.equal((await agent.request(3, "authenticate", { methodId: "bogus" })).error.code, -32602);
+  }));
+
+test("a local Ollama is discovered at session/new and its first model is used", () =>
+  // The fake server speaks Ollama's OpenAI-compatible API under /v1.
+  withAgent(agentEnv({ ollamaUrl: fake.root }), async (agent) => {
+    const init = agent.frames.find((f) => f.id === 0).result;
+    assert.equal(init.authMethods[0].id, "corvid-setup", "nothing is probed at initialize");
+    const s = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    const model = s.result.configOptions.find((o) => o.id === "model");
+    assert.equal(model.currentValue, "fake-model");
+    assert.deepEqual(model.options.map((o) => o.value), ["fake-model", "fake-model-2"]);
+    fake.script("OLLAMA-HI", { chunks: [{ content: "from ollama" }] });
+    const r = await agent.request(2, "session/prompt", { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "OLLAMA-HI" }] });
+    assert.equal(r.result.stopReason, "end_turn");
+    assert.equal(fake.requests.at(-1).headers.authorization, undefined, "no key is sent to Ollama");
+  }));
+
+test("the model picker switches models for the next request", () =>
+  withAgent(agentEnv({ fake, config: `[provider]\nmodels = ["fake-model", "fake-model-2"]\n` }), async (agent) => {
+    const s = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    const sessionId = s.result.sessionId;
+    const r = await agent.request(2, "session/set_config_option", { sessionId, configId: "model", value: "fake-model-2" });
+    assert.equal(r.result.configOptions.find((o) => o.id === "model").currentValue, "fake-model-2");
+    await agent.request(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "which model?" }] });
+    assert.equal(fake.requests.at(-1).body.model, "fake-model-2");
+  }));
+
+test("provider 401 ends the turn with an actionable error", () =>
+  withAgent(agentEnv({ fake }), async (agent) => {
+    fake.script("AUTH-FAIL", { status: 401, body: { error: { message: "Incorrect API key provided" } } });
+    const r = await promptOnce(agent, "AUTH-FAIL");
+    assert.equal(r.error.code, -32603);
+    assert.match(r.error.message, /model provider returned 401 Unauthorized.*check CORVID_API_KEY/);
+    assert.match(r.error.message, /Incorrect API key provided/);
+    assert.equal(r.error.data.httpStatus, 401);
+    assert.equal(fake.attemptsFor("AUTH-FAIL"), 1, "401 is not retried");
+  }));
+
+test("provider 500 is retried with backoff, then reported", () =>
+  withAgent(agentEnv({ fake, config: "[provider]\nmax_retries = 2\n" }), async (agent) => {
+    fake.script("ALWAYS-500", { status: 500 });
+    const r = await promptOnce(agent, "ALWAYS-500");
+    assert.equal(r.error.code, -32603);
+    assert.match(r.error.message, /500 Internal Server Error.*after 3 attempts/);
+    assert.equal(fake.attemptsFor("ALWAYS-500"), 3);
+  }));
+
+test("transient 429/503 recover through retries", () =>
+  withAgent(agentEnv({ fake }), async (agent) => {
+    fake.script("FLAKY", { failTimes: 2, failStatus: 503, chunks: [{ content: "recovered" }] });
+    const r = await promptOnce(agent, "FLAKY");
+    assert.equal(r.result.stopReason, "end_turn");
+    assert.equal(fake.attemptsFor("FLAKY"), 3);
+    fake.script("RATE", { failTimes: 1, failStatus: 429, chunks: [{ content: "ok" }] });
+    const r2 = await agent.request(5, "session/prompt", { sessionId: agent.frames.find((f) => f.id === 1).result.sessionId, prompt: [{ type: "text", text: "RATE" }] });
+    assert.equal(r2.result.stopReason, "end_turn");
+  }));
+
+test("a garbage stream and a truncated stream are clear errors", () =>
+  withAgent(agentEnv({ fake }), async (agent) => {
+    fake.script("GARBAGE", { garbage: true });
+    const r = await promptOnce(agent, "GARBAGE");
+    assert.equal(r.error.code, -32603);
+    assert.match(r.error.message, /invalid stream event: \{this is not json/);
+    fake.script("CUT-SHORT", { chunks: [{ content: "half" }], truncate: true });
+    const sessionId = agent.frames.find((f) => f.id === 1).result.sessionId;
+    const r2 = await agent.request(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "CUT-SHORT" }] });
+    assert.match(r2.error.message, /closed the stream before the answer was complete/);
+  }));
+
+test("an unreachable provider is reported with its URL", () =>
+  withAgent(agentEnv({ extra: { CORVID_BASE_URL: "http://127.0.0.1:9/v1", CORVID_MODEL: "m" }, config: "[provider]\nmax_retries = 0\n" }), async (agent) => {
+    const r = await promptOnce(agent, "anyone?");
+    assert.match(r.error.message, /could not connect to the model provider at http:\/\/127.0.0.1:9\/v1\/chat\/completions/);
+  }));
+
+test("finish reasons map to stop reasons", () =>
+  withAgent(agentEnv({ fake }), async (agent) => {
+    fake.script("TOO-LONG", { chunks: [{ content: "..." }], finish: "length" });
+    assert.equal((await promptOnce(agent, "TOO-LONG")).result.stopReason, "max_tokens");
+    fake.script("FILTERED", { chunks: [], finish: "content_filter" });
+    const sessionId = agent.frames.find((f) => f.id === 1).result.sessionId;
+    const r = await agent.request(3, "session/prompt", { sessionId, prompt: [{ type: "text", text: "FILTERED" }] });
+    assert.equal(r.result.stopReason, "refusal");
+  }));
+
+test("a stalled stream can be cancelled promptly", () =>
+  withAgent(agentEnv({ fake }), async (agent) => {
+    fake.script("HANG", { hang: true });
+    const s = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    const sessionId = s.result.sessionId;
+    agent.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "HANG" }] } });
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = performance.now();
+    agent.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+    const r = await agent.waitFor((f) => f.id === 2);
+    assert.equal(r.result.stopReason, "cancelled");
+    assert.ok(performance.now() - t0 < 500);
+  }));

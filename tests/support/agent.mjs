@@ -1,0 +1,169 @@
+// Spawns the real `corvid acp` binary, taps both directions of its stdio, and validates
+// every frame it emits. Tests drive it either with raw lines or with the official SDKs
+// through `sdkStream()`.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { validateAgentFrame } from "./schema.mjs";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export function corvidBin() {
+  if (process.env.CORVID_BIN) return process.env.CORVID_BIN;
+  for (const p of ["target/release/corvid", "target/debug/corvid"]) if (existsSync(join(repo, p))) return join(repo, p);
+  throw new Error("corvid binary not found: build it or set CORVID_BIN");
+}
+
+/** A port nothing listens on (for "no local Ollama"). */
+export const CLOSED_URL = "http://127.0.0.1:9";
+
+/**
+ * A clean environment: a private HOME, data dir and config file, nothing inherited that
+ * could configure a provider. `fake`: the fake model server to configure, or null for none;
+ * `ollamaUrl`: where discovery looks for a local Ollama (closed by default).
+ */
+export function agentEnv({ fake = null, model = "fake-model", extra = {}, config = "", ollamaUrl = CLOSED_URL } = {}) {
+  const home = mkdtempSync(join(tmpdir(), "corvid-test-"));
+  const configPath = join(home, "config.toml");
+  writeFileSync(configPath, `[discovery]\nollama_url = "${ollamaUrl}"\n\n${config}`);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    CORVID_CONFIG: configPath,
+    CORVID_DATA_DIR: join(home, "data"),
+    CORVID_LOG: "corvid_core=debug",
+  };
+  if (fake) {
+    env.CORVID_BASE_URL = fake.url;
+    env.CORVID_API_KEY = "test-key";
+    if (model) env.CORVID_MODEL = model;
+  }
+  return { ...env, ...extra };
+}
+
+export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } = {}) {
+  const child = spawn(corvidBin(), args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const frames = [];
+  const violations = [];
+  const clientRequests = new Map();
+  const waiters = new Set();
+  let stderr = "";
+  let sdkController = null;
+  let pending = "";
+
+  const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal, at: performance.now() })));
+  child.stderr.on("data", (d) => (stderr += d));
+  child.stdout.on("data", (chunk) => {
+    sdkController?.enqueue(new Uint8Array(chunk));
+    pending += chunk.toString("utf8");
+    let nl;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      let frame;
+      try {
+        frame = JSON.parse(line);
+      } catch {
+        violations.push(`stdout line is not JSON: ${line.slice(0, 200)}`);
+        continue;
+      }
+      const err = validateAgentFrame(frame, clientRequests);
+      if (err) violations.push(err);
+      frames.push(frame);
+      for (const w of [...waiters]) w.check();
+    }
+  });
+  child.stdout.on("end", () => {
+    if (pending.trim()) violations.push(`stdout ended with a partial line: ${pending.slice(0, 200)}`);
+    try {
+      sdkController?.close();
+    } catch {}
+  });
+
+  function record(text) {
+    for (const line of text.split("\n")) {
+      try {
+        const m = JSON.parse(line);
+        if (m && m.method && "id" in m) clientRequests.set(JSON.stringify(m.id), m.method);
+      } catch {}
+    }
+  }
+
+  const agent = {
+    child,
+    frames,
+    violations,
+    exited,
+    get stderr() {
+      return stderr;
+    },
+    /** Writes raw text to stdin (a newline is added unless `raw`). */
+    write(text, { raw = false } = {}) {
+      record(text);
+      child.stdin.write(raw ? text : text + "\n");
+    },
+    send(obj) {
+      agent.write(JSON.stringify(obj));
+    },
+    /** Resolves with the first frame (seen or future) that matches, or rejects after `ms`. */
+    waitFor(pred, ms = 5000, what = "frame") {
+      return new Promise((resolveWait, reject) => {
+        const w = {
+          check() {
+            const f = frames.find(pred);
+            if (f) {
+              waiters.delete(w);
+              clearTimeout(w.timer);
+              resolveWait(f);
+            }
+          },
+        };
+        w.timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`timed out waiting for ${what}; stderr:\n${stderr.slice(-2000)}`));
+        }, ms);
+        waiters.add(w);
+        w.check();
+      });
+    },
+    /** Sends a request with raw framing and waits for its response. */
+    async request(id, method, params, ms = 5000) {
+      agent.send({ jsonrpc: "2.0", id, method, params });
+      return agent.waitFor((f) => f.id === id && !("method" in f), ms, `response to ${method} #${id}`);
+    },
+    /** An ACP `Stream` for the official SDK over this process (both directions tapped). */
+    async sdkStream(ndJsonStream) {
+      const readable = new ReadableStream({ start: (c) => (sdkController = c) });
+      const writable = new WritableStream({
+        write(chunk) {
+          const text = new TextDecoder().decode(chunk);
+          record(text);
+          return new Promise((r, j) => child.stdin.write(chunk, (e) => (e ? j(e) : r())));
+        },
+      });
+      return ndJsonStream(writable, readable);
+    },
+    updates(sessionId) {
+      return frames.filter((f) => f.method === "session/update" && f.params.sessionId === sessionId).map((f) => f.params.update);
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.stdin.end();
+        const t = setTimeout(() => child.kill("SIGKILL"), 2000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+  return agent;
+}
+
+/** The text of all chunks of one kind, in order. */
+export function textOf(updates, kind) {
+  return updates
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => u.content.text)
+    .join("");
+}

@@ -1,0 +1,106 @@
+// A scripted OpenAI-compatible Chat Completions server on 127.0.0.1 (random port).
+//
+// Tests register replies keyed by a marker that appears in the latest user message;
+// a prompt without a known marker gets an echo. Every request body is recorded so tests
+// can assert what the model was sent.
+import http from "node:http";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function startFakeModel({ models = ["fake-model", "fake-model-2"] } = {}) {
+  const replies = new Map(); // marker -> reply spec
+  const attempts = new Map(); // marker -> count of requests seen
+  const requests = [];
+  const sockets = new Set();
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    if (req.method === "GET" && url.pathname.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model" })) }));
+      return;
+    }
+    if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const body = JSON.parse(raw);
+    requests.push({ body, headers: req.headers });
+    const lastUser = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    let marker = null;
+    for (const key of replies.keys()) if (lastUser.includes(key)) marker = key;
+    const n = (attempts.get(marker) ?? 0) + 1;
+    attempts.set(marker, n);
+    let spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
+    if (spec.failTimes && n <= spec.failTimes) spec = { status: spec.failStatus ?? 500 };
+    await serve(spec, res, body.model);
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+
+  async function serve(spec, res, model) {
+    if (spec.status) {
+      res.writeHead(spec.status, { "content-type": "application/json", ...(spec.headers ?? {}) });
+      res.end(JSON.stringify(spec.body ?? { error: { message: `fake error ${spec.status}` } }));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    if (spec.hang) return; // headers only, then silence
+    const frame = (delta, finish = null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    if (spec.garbage) {
+      res.write(frame({ content: "partial " }));
+      res.end("data: {this is not json\n\n");
+      return;
+    }
+    if (spec.repeat) {
+      // Bulk mode for benchmarks: many small chunks, written in large batches.
+      const { content, count } = spec.repeat;
+      let batch = "";
+      for (let i = 0; i < count; i++) {
+        batch += frame({ content });
+        if (batch.length > 65536) {
+          if (!res.write(batch)) await new Promise((r) => res.once("drain", r));
+          batch = "";
+        }
+      }
+      res.write(batch);
+    } else {
+      for (const c of spec.chunks ?? []) {
+        if (res.destroyed) return;
+        if (spec.delayMs) await sleep(spec.delayMs);
+        const delta = c.reasoning !== undefined ? { reasoning_content: c.reasoning } : { content: c.content };
+        res.write(frame(delta));
+      }
+    }
+    if (spec.truncate) {
+      res.end();
+      return;
+    }
+    res.write(frame({}, spec.finish ?? "stop"));
+    res.write(`data: ${JSON.stringify({ id: "c1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  }
+
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    root: `http://127.0.0.1:${port}`,
+    requests,
+    /** Reply with `spec` to any prompt containing `marker`. */
+    script(marker, spec) {
+      replies.set(marker, spec);
+      attempts.delete(marker);
+    },
+    attemptsFor: (marker) => attempts.get(marker) ?? 0,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
