@@ -234,7 +234,7 @@ async fn client_cancelling_a_request_to_it_cancels_the_agent_side_wait() {
     // The client cancels the agent's *outer* request: the handler is dropped, and the
     // pending client request is withdrawn with $/cancel_request.
     h.send(json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}})).await;
-    let mut frames = vec![h.recv().await, h.recv().await];
+    let mut frames = [h.recv().await, h.recv().await];
     frames.sort_by_key(|f| f.get("method").is_none());
     assert_eq!(frames[0]["method"], "$/cancel_request");
     assert_eq!(code(&frames[1]), -32800);
