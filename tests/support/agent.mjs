@@ -128,6 +128,14 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
         w.check();
       });
     },
+    /** Resolves once stderr matches `pattern` (logs arrive asynchronously). */
+    async waitForStderr(pattern, ms = 5000) {
+      const t0 = performance.now();
+      while (!pattern.test(stderr)) {
+        if (performance.now() - t0 > ms) throw new Error(`stderr never matched ${pattern}:\n${stderr.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
     /** Sends a request with raw framing and waits for its response. */
     async request(id, method, params, ms = 5000) {
       agent.send({ jsonrpc: "2.0", id, method, params });

@@ -28,7 +28,9 @@ pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
 pub struct Agent {
     peer: Peer,
     config: Arc<Config>,
-    http: reqwest::Client,
+    /// Built on first use: loading the platform's trust store costs milliseconds that
+    /// `initialize` should not pay.
+    http: std::sync::OnceLock<reqwest::Client>,
     sources: ModelSourceResolver,
     sessions: Sessions,
     client_capabilities: Mutex<Option<acp::ClientCapabilities>>,
@@ -40,15 +42,18 @@ fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
 
 impl Agent {
     pub fn new(peer: Peer, config: Arc<Config>) -> Arc<Self> {
-        let http = crate::http_client();
         Arc::new(Self {
             peer,
             config,
-            http,
+            http: std::sync::OnceLock::new(),
             sources: ModelSourceResolver::new(),
             sessions: Sessions::default(),
             client_capabilities: Mutex::new(None),
         })
+    }
+
+    fn http(&self) -> &reqwest::Client {
+        self.http.get_or_init(crate::http_client)
     }
 
     fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
@@ -89,7 +94,7 @@ impl Agent {
         }
         // The user may have started Ollama or fixed the config since the last try.
         self.sources.reset().await;
-        self.sources.resolve(&self.config, &self.http).await?;
+        self.sources.resolve(&self.config, self.http()).await?;
         to_value(&acp::AuthenticateResponse::new())
     }
 
@@ -103,7 +108,7 @@ impl Agent {
         if !req.mcp_servers.is_empty() {
             tracing::warn!(count = req.mcp_servers.len(), "MCP servers are not supported yet; ignoring them");
         }
-        let source = self.sources.resolve(&self.config, &self.http).await?;
+        let source = self.sources.resolve(&self.config, self.http()).await?;
         let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
@@ -128,7 +133,7 @@ impl Agent {
         async move {
             let (claim, text) = started?;
             let turn_ctx =
-                TurnContext { peer: this.peer.clone(), http: this.http.clone(), config: this.config.clone() };
+                TurnContext { peer: this.peer.clone(), http: this.http().clone(), config: this.config.clone() };
             let stop = run_turn(claim, text, turn_ctx).await?;
             to_value(&acp::PromptResponse::new(stop))
         }

@@ -1,0 +1,152 @@
+// Corvid benchmarks: prints a table. Numbers belong in issue notes, never in timed tests.
+//
+//   npm run bench            (uses target/release/corvid or $CORVID_BIN)
+//
+// - spawn → initialize: process start until the initialize response is read
+// - session/new: request → response, provider configured (no discovery)
+// - turn overhead: prompt → response for a one-chunk answer from an instant fake model; this
+//   includes the model's HTTP round trip, so it is an upper bound on Corvid's own share
+// - streaming: a 10,000-chunk answer, updates relayed per second (prompt sent → response)
+// - peak RSS: VmHWM of the agent after the streaming turn
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { once } from "node:events";
+import { agentEnv, corvidBin } from "../support/agent.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+
+const server = spawn(process.execPath, [join(here, "fake-server.mjs")], { stdio: ["ignore", "pipe", "inherit"] });
+const [urlLine] = await once(server.stdout, "data");
+const fake = { url: urlLine.toString().trim() };
+
+/** A minimal line client: resolves responses by id, counts updates. */
+function startAgent() {
+  const child = spawn(corvidBin(), ["acp"], { env: { ...agentEnv({ fake }), CORVID_LOG: "warn" }, stdio: ["pipe", "pipe", "inherit"] });
+  const waiting = new Map();
+  let updates = 0;
+  let buf = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk) => {
+    buf += chunk;
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.startsWith('{"jsonrpc":"2.0","method":"session/update"')) {
+        updates++;
+        continue;
+      }
+      const msg = JSON.parse(line);
+      waiting.get(msg.id)?.(msg);
+      waiting.delete(msg.id);
+    }
+  });
+  let next = 1;
+  return {
+    child,
+    get updates() {
+      return updates;
+    },
+    request(method, params) {
+      const id = next++;
+      const p = new Promise((r) => waiting.set(id, r));
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+      return p;
+    },
+    async close() {
+      child.stdin.end();
+      await once(child, "exit");
+    },
+  };
+}
+
+const INIT = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "bench", version: "1" } };
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], p95: s[Math.min(s.length - 1, Math.floor(s.length * 0.95))] };
+};
+const ms = (x) => `${x.toFixed(2)} ms`;
+
+// 1. spawn → initialize
+const initTimes = [];
+for (let i = 0; i < RUNS; i++) {
+  const t0 = performance.now();
+  const a = startAgent();
+  await a.request("initialize", INIT);
+  initTimes.push(performance.now() - t0);
+  await a.close();
+}
+
+// 2-5 in one long-lived process
+const a = startAgent();
+await a.request("initialize", INIT);
+const newTimes = [];
+let sessionId;
+for (let i = 0; i < RUNS * 3; i++) {
+  const t0 = performance.now();
+  const r = await a.request("session/new", { cwd: tmpdir(), mcpServers: [] });
+  newTimes.push(performance.now() - t0);
+  sessionId = r.result.sessionId;
+}
+
+async function directModelRequest() {
+  const t0 = performance.now();
+  const res = await fetch(`${fake.url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "fake-model", stream: true, messages: [{ role: "user", content: "BENCH-INSTANT" }] }),
+  });
+  await res.text();
+  return performance.now() - t0;
+}
+const turnTimes = [];
+const directTimes = [];
+for (let i = 0; i < RUNS * 2; i++) {
+  // Fresh session each time so the context does not grow.
+  const s = (await a.request("session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  const t0 = performance.now();
+  await a.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "BENCH-INSTANT" }] });
+  turnTimes.push(performance.now() - t0);
+  directTimes.push(await directModelRequest());
+}
+
+const streamRuns = [];
+for (let i = 0; i < 5; i++) {
+  const s = (await a.request("session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  const before = a.updates;
+  const t0 = performance.now();
+  const r = await a.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "BENCH-STREAM" }] });
+  const dt = performance.now() - t0;
+  const n = a.updates - before;
+  if (n !== 10000 || r.result?.stopReason !== "end_turn") throw new Error(`expected 10000 updates, got ${n}: ${JSON.stringify(r)}`);
+  streamRuns.push(n / (dt / 1000));
+}
+const status = readFileSync(`/proc/${a.child.pid}/status`, "utf8");
+const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(status)[1]);
+await a.close();
+server.kill("SIGTERM");
+
+const init = stats(initTimes);
+const news = stats(newTimes);
+const turn = stats(turnTimes);
+const direct = stats(directTimes);
+const stream = stats(streamRuns);
+const rows = [
+  ["spawn → initialize response", `${ms(init.median)} (p95 ${ms(init.p95)})`, "≤ 5 ms median"],
+  ["session/new", `${ms(news.median)} (p95 ${ms(news.p95)})`, "≤ 2 ms"],
+  // The whole turn includes the model's HTTP round trip, so it bounds Corvid's overhead from above.
+  ["prompt turn overhead (whole turn, instant model)", `${ms(turn.median)} (p95 ${ms(turn.p95)})`, "≤ 5 ms"],
+  ["  for scale: same request from Node's fetch", ms(direct.median), ""],
+  ["streaming, 10,000 chunks", `${Math.round(stream.median).toLocaleString("en")} updates/s (min ${Math.round(Math.min(...streamRuns)).toLocaleString("en")})`, "≥ 100,000/s"],
+  ["peak RSS (VmHWM)", `${(hwmKb / 1024).toFixed(1)} MB`, "≤ 15 MB"],
+];
+const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), ["metric", "result", "target"][i].length));
+const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
+console.log(line(["metric", "result", "target"]));
+console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
+for (const r of rows) console.log(line(r));
+console.log(`\n${RUNS} runs each (${RUNS * 3} for session/new, ${RUNS * 2} turns, 5 streams); binary ${corvidBin()}`);
