@@ -30,6 +30,8 @@ pub enum ConfigError {
 struct FileConfig {
     provider: Option<ProviderSection>,
     data_dir: Option<PathBuf>,
+    /// Session store: a SQLite file path or `sqlite://PATH`; `none` keeps sessions in memory.
+    store: Option<String>,
     log: Option<String>,
     limits: Option<LimitsSection>,
     discovery: Option<DiscoverySection>,
@@ -80,6 +82,8 @@ pub struct Config {
     pub provider: Option<ProviderConfig>,
     pub ollama_url: String,
     pub data_dir: PathBuf,
+    /// `None`: `$data_dir/sessions.db`.
+    pub store: Option<String>,
     pub log: Option<String>,
     pub max_message_bytes: usize,
     /// Deadline for every request Corvid sends to the client.
@@ -172,6 +176,7 @@ impl Config {
             provider,
             ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or_else(|| DEFAULT_OLLAMA_URL.to_string()),
             data_dir,
+            store: file.store,
             log: env.var("CORVID_LOG").or(file.log),
             max_message_bytes: limits.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
             client_request_timeout: Duration::from_secs(limits.client_request_timeout_secs.unwrap_or(300)),
@@ -190,6 +195,7 @@ impl Default for Config {
             provider: None,
             ollama_url: DEFAULT_OLLAMA_URL.into(),
             data_dir: PathBuf::from(".corvid"),
+            store: None,
             log: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_request_timeout: Duration::from_secs(300),

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod config;
 pub mod provider;
 pub mod rpc;
+pub mod store;
 pub mod transport;
 
 use std::sync::{Arc, Once};
@@ -19,8 +20,42 @@ pub use transport::Transport;
 /// On the way out, running turns are cancelled and every queued frame is handed to the
 /// transport.
 pub async fn serve(transport: Transport, config: Config, shutdown: CancellationToken) {
+    let store = open_store(&config);
+    serve_with_store(transport, config, store, shutdown).await;
+}
+
+/// [`serve`] with a store opened by the caller (shared by several connections).
+pub async fn serve_with_store(
+    transport: Transport,
+    config: Config,
+    store: store::PendingStore,
+    shutdown: CancellationToken,
+) {
     let config = Arc::new(config);
-    rpc::run_connection(transport, |peer| agent::Agent::new(peer, config), shutdown).await;
+    rpc::run_connection(transport, |peer| agent::Agent::new(peer, config, store), shutdown).await;
+}
+
+/// Opens the configured session store. Failure is not fatal: Corvid keeps sessions in memory
+/// and says why (in the log, and in `initialize`'s `_meta`).
+///
+/// Opening starts at once in the background, so it overlaps with process start-up and the
+/// first messages; whoever needs the store awaits the shared result.
+pub fn open_store(config: &Config) -> store::PendingStore {
+    use futures_util::FutureExt;
+    let location = store::resolve_location(config.store.as_deref(), &config.data_dir);
+    let pending = async move {
+        let Some(path) = location.map_err(|e| e.to_string())? else {
+            return Err("the session store is disabled (store = \"none\")".to_string());
+        };
+        store::Store::open(&path).await.map_err(|e| {
+            tracing::error!(error = %e, "session store unavailable; sessions will not be saved");
+            format!("{e}; sessions are kept in memory only and cannot be loaded later")
+        })
+    }
+    .boxed()
+    .shared();
+    tokio::spawn(pending.clone());
+    pending
 }
 
 /// The HTTP client for model providers: rustls (ring) with the platform's trust store.

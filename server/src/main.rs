@@ -53,13 +53,17 @@ enum Command {
         /// Write logs to this file instead of stderr.
         #[arg(long, value_name = "FILE")]
         log_file: Option<PathBuf>,
+        /// Session store: a SQLite file path or sqlite://PATH (default: $CORVID_DATA_DIR/sessions.db);
+        /// `none` keeps sessions in memory.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
     },
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Acp { log_file } => match run_acp(log_file) {
+        Command::Acp { log_file, store } => match run_acp(log_file, store) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
                 tracing::error!("{e:#}");
@@ -92,8 +96,11 @@ fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Res
     Ok(())
 }
 
-fn run_acp(log_file: Option<PathBuf>) -> anyhow::Result<()> {
-    let config = Config::load().context("loading configuration")?;
+fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<()> {
+    let mut config = Config::load().context("loading configuration")?;
+    if store.is_some() {
+        config.store = store;
+    }
     init_logging(config.log.as_deref(), log_file.as_ref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

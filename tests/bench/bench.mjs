@@ -23,9 +23,13 @@ const server = spawn(process.execPath, [join(here, "fake-server.mjs")], { stdio:
 const [urlLine] = await once(server.stdout, "data");
 const fake = { url: urlLine.toString().trim() };
 
+// One environment for every run, like one user's machine: the session store already exists
+// after the first start.
+const env = { ...agentEnv({ fake }), CORVID_LOG: "warn" };
+
 /** A minimal line client: resolves responses by id, counts updates. */
 function startAgent() {
-  const child = spawn(corvidBin(), ["acp"], { env: { ...agentEnv({ fake }), CORVID_LOG: "warn" }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(corvidBin(), ["acp"], { env, stdio: ["pipe", "pipe", "inherit"] });
   const waiting = new Map();
   let updates = 0;
   let buf = "";
@@ -37,7 +41,7 @@ function startAgent() {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
       if (line.startsWith('{"jsonrpc":"2.0","method":"session/update"')) {
-        updates++;
+        if (line.includes('"sessionUpdate":"agent_message_chunk"')) updates++;
         continue;
       }
       const msg = JSON.parse(line);

@@ -34,8 +34,8 @@ test("initialize answers protocol version 1 whatever was asked", () =>
     }
     const r = await init(agent, 9);
     assert.deepEqual(r.result.authMethods, [], "a configured provider needs no auth");
-    assert.equal(r.result.agentCapabilities.loadSession, false);
-    assert.deepEqual(r.result.agentCapabilities.sessionCapabilities, { close: {} });
+    assert.equal(r.result.agentCapabilities.loadSession, true);
+    assert.deepEqual(r.result.agentCapabilities.sessionCapabilities, { close: {}, list: {}, resume: {}, delete: {} });
   }));
 
 test("a malformed line gets -32700 with id null and the connection keeps working", () =>

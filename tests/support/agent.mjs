@@ -46,6 +46,7 @@ export function agentEnv({ fake = null, model = "fake-model", extra = {}, config
 export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } = {}) {
   const child = spawn(corvidBin(), args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
   const frames = [];
+  const lines = []; // raw stdout lines, parallel to `frames`
   const violations = [];
   const clientRequests = new Map();
   const waiters = new Set();
@@ -72,6 +73,7 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
       const err = validateAgentFrame(frame, clientRequests);
       if (err) violations.push(err);
       frames.push(frame);
+      lines.push(line);
       for (const w of [...waiters]) w.check();
     }
   });
@@ -94,6 +96,7 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
   const agent = {
     child,
     frames,
+    lines,
     violations,
     exited,
     get stderr() {

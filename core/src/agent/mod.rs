@@ -1,8 +1,10 @@
 //! The ACP agent: method handlers on top of the RPC layer.
 
+mod ledger;
 mod model_source;
 mod params;
 mod prompt;
+mod restore;
 mod session;
 mod turn;
 
@@ -17,10 +19,13 @@ use serde_json::Value;
 
 use crate::config::{Config, HOW_TO_CONFIGURE};
 use crate::rpc::{Handler, Peer, RequestContext, RpcError};
+use crate::store::PendingStore;
+use crate::store::time::now_rfc3339;
+use crate::store::writer::{self, LedgerTx, Record};
 use model_source::ModelSourceResolver;
 use params::parse;
 use session::{MODEL_OPTION, Session, Sessions};
-use turn::{TurnContext, run_turn};
+use turn::{TurnContext, UserPrompt, run_turn};
 
 /// The id of the auth method that explains how to configure a model provider.
 pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
@@ -28,6 +33,9 @@ pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
 pub struct Agent {
     peer: Peer,
     config: Arc<Config>,
+    /// The session store, or why there is none.
+    store: PendingStore,
+    ledger: LedgerTx,
     /// Built on first use: loading the platform's trust store costs milliseconds that
     /// `initialize` should not pay.
     http: std::sync::OnceLock<reqwest::Client>,
@@ -36,15 +44,18 @@ pub struct Agent {
     client_capabilities: Mutex<Option<acp::ClientCapabilities>>,
 }
 
-fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
+pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
     serde_json::to_value(v).map_err(|e| RpcError::Internal(format!("serializing a response: {e}")))
 }
 
 impl Agent {
-    pub fn new(peer: Peer, config: Arc<Config>) -> Arc<Self> {
+    pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore) -> Arc<Self> {
+        let ledger = writer::spawn(store.clone(), peer.clone());
         Arc::new(Self {
             peer,
             config,
+            store,
+            ledger,
             http: std::sync::OnceLock::new(),
             sources: ModelSourceResolver::new(),
             sessions: Sessions::default(),
@@ -56,17 +67,25 @@ impl Agent {
         self.http.get_or_init(crate::http_client)
     }
 
-    fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
+    async fn initialize(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::InitializeRequest = parse("initialize", params)?;
+        let store = self.store.clone().await;
         if let Ok(mut caps) = self.client_capabilities.lock() {
             *caps = Some(req.client_capabilities.clone());
         }
         // Corvid speaks v1 only; any other requested version is answered with 1 (the client
         // decides whether it can live with that).
+        let mut sessions = acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
+        if store.is_ok() {
+            sessions = sessions
+                .list(acp::SessionListCapabilities::new())
+                .resume(acp::SessionResumeCapabilities::new())
+                .delete(acp::SessionDeleteCapabilities::new());
+        }
         let capabilities = acp::AgentCapabilities::new()
-            .load_session(false)
+            .load_session(store.is_ok())
             .prompt_capabilities(acp::PromptCapabilities::new())
-            .session_capabilities(acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new()));
+            .session_capabilities(sessions);
         let auth_methods = if self.config.provider.is_none() {
             vec![acp::AuthMethod::Agent(
                 acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider")
@@ -76,11 +95,18 @@ impl Agent {
             vec![]
         };
         let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
+        let store_meta = match &store {
+            Ok(s) => serde_json::json!({ "status": "open", "location": s.location() }),
+            Err(reason) => serde_json::json!({ "status": "unavailable", "reason": reason }),
+        };
+        let mut meta = serde_json::Map::new();
+        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta }));
         to_value(
             &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
                 .agent_capabilities(capabilities)
                 .auth_methods(auth_methods)
-                .agent_info(info),
+                .agent_info(info)
+                .meta(meta),
         )
     }
 
@@ -110,6 +136,19 @@ impl Agent {
         }
         let source = self.sources.resolve(&self.config, self.http()).await?;
         let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
+        let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
+        let model = session.state().model.clone();
+        self.ledger
+            .push(Record::NewSession {
+                id: session.id.clone(),
+                cwd: session.roots[0].display().to_string(),
+                additional_directories: serde_json::to_string(&dirs).unwrap_or_else(|_| "[]".into()),
+                model,
+                at: now_rfc3339(),
+            })
+            .await;
+        // The session is durable before the client learns its id.
+        self.ledger.flush().await;
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
         to_value(&acp::NewSessionResponse::new(session.id.clone()).config_options(session.config_options()))
@@ -127,20 +166,20 @@ impl Agent {
             let session = self.sessions.get(&req.session_id.0)?;
             let text = prompt::user_text(&req.prompt)?;
             let claim = session.begin_turn(ctx.cancel.child_token())?;
-            Ok((claim, text))
+            Ok((claim, UserPrompt { text, blocks: req.prompt }))
         })();
         let this = self.clone();
         async move {
-            let (claim, text) = started?;
+            let (claim, prompt) = started?;
             let turn_ctx =
-                TurnContext { peer: this.peer.clone(), http: this.http().clone(), config: this.config.clone() };
-            let stop = run_turn(claim, text, turn_ctx).await?;
+                TurnContext { ledger: this.ledger.clone(), http: this.http().clone(), config: this.config.clone() };
+            let stop = run_turn(claim, prompt, turn_ctx).await?;
             to_value(&acp::PromptResponse::new(stop))
         }
         .boxed()
     }
 
-    fn set_config_option(&self, params: Option<Value>) -> Result<Value, RpcError> {
+    async fn set_config_option(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         const M: &str = "session/set_config_option";
         let req: acp::SetSessionConfigOptionRequest = parse(M, params)?;
         let session = self.sessions.get(&req.session_id.0)?;
@@ -157,6 +196,8 @@ impl Agent {
             ));
         }
         session.state().model = value.0.to_string();
+        self.ledger.push(Record::Model { session_id: session.id.clone(), model: value.0.to_string() }).await;
+        self.ledger.flush().await;
         to_value(&acp::SetSessionConfigOptionResponse::new(session.config_options()))
     }
 
@@ -186,7 +227,7 @@ impl Agent {
 }
 
 /// Checks that `path` is absolute and an existing directory; returns it canonicalized.
-fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcError> {
+pub(super) fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcError> {
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(
             method,
@@ -208,18 +249,26 @@ impl Handler for Agent {
         ctx: RequestContext,
     ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let this = self;
+        let params = params::normalize(params);
         match method {
-            "initialize" => futures_util::future::ready(this.initialize(params)).boxed(),
+            "initialize" => this.initialize(params).boxed(),
             "authenticate" => this.authenticate(params).boxed(),
             "session/new" => this.new_session(params).boxed(),
             "session/prompt" => this.prompt(params, ctx),
-            "session/set_config_option" => futures_util::future::ready(this.set_config_option(params)).boxed(),
+            "session/set_config_option" => this.set_config_option(params).boxed(),
             "session/close" => futures_util::future::ready(this.close_session(params)).boxed(),
+            "session/load" => this.restore("session/load", params, true).boxed(),
+            "session/resume" => this.restore("session/resume", params, false).boxed(),
+            "session/list" => this.list_sessions(params).boxed(),
+            "session/delete" => this.delete_session(params).boxed(),
+            // ZeroClaw compatibility.
+            "session/stop" => this.stop_session(params).boxed(),
             other => futures_util::future::ready(Err(RpcError::MethodNotFound(other.to_string()))).boxed(),
         }
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
+        let params = params::normalize(params);
         match method {
             "session/cancel" => self.cancel(params),
             other => tracing::debug!(method = %other, "ignoring unknown notification"),
@@ -232,6 +281,7 @@ impl Handler for Agent {
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         self.sessions.cancel_all();
-        futures_util::future::ready(()).boxed()
+        let ledger = self.ledger.clone();
+        async move { ledger.flush().await }.boxed()
     }
 }

@@ -5,6 +5,21 @@ use serde_json::Value;
 
 use crate::rpc::RpcError;
 
+/// Accepts ZeroClaw clients' `session_id` as an alias of `sessionId`.
+pub fn normalize(params: Option<Value>) -> Option<Value> {
+    match params {
+        Some(Value::Object(mut map)) => {
+            if !map.contains_key("sessionId")
+                && let Some(id) = map.remove("session_id")
+            {
+                map.insert("sessionId".into(), id);
+            }
+            Some(Value::Object(map))
+        }
+        other => other,
+    }
+}
+
 /// Parses `params` as `T`. On failure the -32602 message reads
 /// `"<method>: <field path>: <problem>"`, e.g. `session/new: cwd: invalid type: integer ...`.
 pub fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, RpcError> {

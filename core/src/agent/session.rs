@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol_schema::v1 as acp;
@@ -16,6 +17,10 @@ pub struct Session {
     /// Canonical cwd first, then additional directories: the bound for file tools.
     pub roots: Vec<PathBuf>,
     pub source: Arc<ModelSource>,
+    /// Next ledger sequence number.
+    next_seq: AtomicI64,
+    /// Signalled whenever a turn ends (for `session/stop`).
+    pub idle: tokio::sync::Notify,
     state: Mutex<SessionState>,
 }
 
@@ -23,8 +28,21 @@ pub struct SessionState {
     pub model: String,
     /// The model's context: every user and assistant message so far.
     pub history: Vec<ChatMessage>,
+    /// Next sequence number in the stored model context.
+    pub next_message_seq: i64,
+    pub title: Option<String>,
     turn: Option<RunningTurn>,
     next_turn: u64,
+}
+
+/// Where a restored session picks up.
+pub struct Restored {
+    pub model: String,
+    pub history: Vec<ChatMessage>,
+    pub title: Option<String>,
+    pub next_seq: i64,
+    pub next_message_seq: i64,
+    pub next_turn: u64,
 }
 
 struct RunningTurn {
@@ -35,12 +53,36 @@ struct RunningTurn {
 impl Session {
     pub fn new(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>) -> Self {
         let model = source.default_model.clone();
+        let fresh =
+            Restored { model, history: Vec::new(), title: None, next_seq: 1, next_message_seq: 1, next_turn: 1 };
+        Self::restore(id, roots, source, fresh)
+    }
+
+    pub fn restore(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>, r: Restored) -> Self {
         Self {
             id,
             roots,
             source,
-            state: Mutex::new(SessionState { model, history: Vec::new(), turn: None, next_turn: 1 }),
+            next_seq: AtomicI64::new(r.next_seq),
+            idle: tokio::sync::Notify::new(),
+            state: Mutex::new(SessionState {
+                model: r.model,
+                history: r.history,
+                next_message_seq: r.next_message_seq,
+                title: r.title,
+                turn: None,
+                next_turn: r.next_turn,
+            }),
         }
+    }
+
+    /// Claims the next ledger sequence number.
+    pub fn take_seq(&self) -> i64 {
+        self.next_seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.state().turn.is_some()
     }
 
     /// The session state. A poisoned lock (a panic mid-update) still yields the state: the
@@ -100,6 +142,8 @@ impl Drop for TurnClaim {
         if state.turn.as_ref().is_some_and(|t| t.number == self.number) {
             state.turn = None;
         }
+        drop(state);
+        self.session.idle.notify_waiters();
     }
 }
 

@@ -74,7 +74,7 @@ impl Peer {
         self.inner.out.lock().ok().and_then(|g| g.clone())
     }
 
-    async fn send_frame(&self, frame: String) -> Result<(), RpcError> {
+    pub(crate) async fn send_raw(&self, frame: String) -> Result<(), RpcError> {
         let tx = self.sender().ok_or(RpcError::Closed)?;
         tx.send(frame).await.map_err(|_| RpcError::Closed)
     }
@@ -89,7 +89,7 @@ impl Peer {
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), RpcError> {
         let frame = serde_json::to_string(&NotificationFrame { jsonrpc: "2.0", method, params })
             .map_err(|e| RpcError::Internal(format!("serializing {method}: {e}")))?;
-        self.send_frame(frame).await
+        self.send_raw(frame).await
     }
 
     pub(crate) async fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
@@ -100,7 +100,7 @@ impl Peer {
         let outcome = if is_err { Outcome::Error(&value) } else { Outcome::Result(&value) };
         match serde_json::to_string(&ResponseFrame { jsonrpc: "2.0", id, outcome }) {
             Ok(frame) => {
-                let _ = self.send_frame(frame).await;
+                let _ = self.send_raw(frame).await;
             }
             Err(e) => tracing::error!(error = %e, "could not serialize a response"),
         }
@@ -119,7 +119,7 @@ impl Peer {
             pending.insert(id.clone(), tx);
         }
         let guard = PendingGuard { peer: self.clone(), id, armed: true };
-        self.send_frame(frame).await?;
+        self.send_raw(frame).await?;
         let result = tokio::time::timeout(deadline, rx).await;
         let mut guard = guard;
         match result {

@@ -1,0 +1,234 @@
+//! Sessions that outlive the process: load (with exact replay), resume, list, delete, stop,
+//! and closing turns that a crash left running.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1 as acp;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+
+use super::ledger::{emit, record_message, text_chunk, update_frame};
+use super::session::{Restored, Session};
+use super::{Agent, existing_dir};
+use crate::provider::{ChatMessage, Role};
+use crate::rpc::RpcError;
+use crate::store::time::now_rfc3339;
+use crate::store::writer::Record;
+use crate::store::{SessionRecord, Store, StoreError, process};
+
+/// Sessions per `session/list` page.
+const PAGE: i64 = 50;
+
+/// What an interrupted turn says on replay.
+pub const INTERRUPTED_NOTE: &str =
+    "\n\n⚠️ This turn was interrupted: Corvid stopped before it finished. Unfinished tool calls were marked failed.";
+
+impl From<StoreError> for RpcError {
+    fn from(e: StoreError) -> Self {
+        RpcError::Internal(e.to_string())
+    }
+}
+
+impl Agent {
+    /// The store, or -32601 naming why there is none (these methods are not advertised then).
+    pub(super) async fn store(&self, method: &str) -> Result<Store, RpcError> {
+        self.store.clone().await.map_err(|reason| {
+            RpcError::MethodNotFound(format!("{method} (the session store is unavailable: {reason})"))
+        })
+    }
+
+    /// `session/load` (`replay = true`) and `session/resume` (`replay = false`).
+    pub(super) async fn restore(
+        self: Arc<Self>,
+        method: &'static str,
+        params: Option<Value>,
+        replay: bool,
+    ) -> Result<Value, RpcError> {
+        let (session_id, cwd, dirs) = if replay {
+            let r: acp::LoadSessionRequest = super::params::parse(method, params)?;
+            (r.session_id, r.cwd, r.additional_directories)
+        } else {
+            let r: acp::ResumeSessionRequest = super::params::parse(method, params)?;
+            (r.session_id, r.cwd, r.additional_directories)
+        };
+        let mut roots = vec![existing_dir(method, "cwd", &cwd)?];
+        for (i, dir) in dirs.iter().enumerate() {
+            roots.push(existing_dir(method, &format!("additionalDirectories[{i}]"), dir)?);
+        }
+        let store = self.store(method).await?;
+        let id = session_id.0.to_string();
+        let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
+        let source = self.sources.resolve(&self.config, self.http()).await?;
+
+        // Taking over a session that is live on this connection: its turn ends first.
+        if let Some(live) = self.sessions.remove(&id) {
+            live.cancel_turn();
+        }
+        let mut state = restored_state(&store, &record).await?;
+        if !source.models.contains(&state.model) {
+            tracing::info!(session_id = %id, model = %state.model, "stored model is not offered now; using the default");
+            state.model = source.default_model.clone();
+        }
+        let session = Arc::new(Session::restore(id.clone(), roots, source, state));
+        self.close_interrupted_turns(&store, &session).await?;
+
+        if replay {
+            for payload in store.events(&id).await? {
+                self.peer.send_raw(update_frame(&id, &payload)).await?;
+            }
+        }
+        self.sessions.insert(session.clone());
+        tracing::info!(session_id = %id, replay, "session restored");
+        let options = session.config_options();
+        if replay {
+            super::to_value(&acp::LoadSessionResponse::new().config_options(options))
+        } else {
+            super::to_value(&acp::ResumeSessionResponse::new().config_options(options))
+        }
+    }
+
+    /// Turns left `running` by a process that no longer exists are closed: open tool calls
+    /// are marked failed and a note is added, all stored in the ledger (so every later load
+    /// replays the same thing), and the partial answer joins the model's context.
+    async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<(), RpcError> {
+        for running in store.running_turns(&session.id).await? {
+            if process::is_alive(&running.owner) {
+                continue;
+            }
+            let mut open_tools: BTreeMap<String, ()> = BTreeMap::new();
+            let mut partial = String::new();
+            for payload in store.turn_events(&session.id, running.turn).await? {
+                let Ok(update) = serde_json::from_str::<Value>(&payload) else { continue };
+                let id = update.get("toolCallId").and_then(Value::as_str).map(str::to_string);
+                let done = matches!(update.get("status").and_then(Value::as_str), Some("completed" | "failed"));
+                match update.get("sessionUpdate").and_then(Value::as_str) {
+                    Some("tool_call" | "tool_call_update") => {
+                        if let Some(id) = id {
+                            if done {
+                                open_tools.remove(&id);
+                            } else {
+                                open_tools.insert(id, ());
+                            }
+                        }
+                    }
+                    Some("agent_message_chunk") => {
+                        if let Some(t) = update.pointer("/content/text").and_then(Value::as_str) {
+                            partial.push_str(t);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let turn = Some(running.turn);
+            for id in open_tools.into_keys() {
+                let fields = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed);
+                let update = acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields));
+                emit(&self.ledger, session, turn, &update, false).await;
+            }
+            let note = text_chunk(INTERRUPTED_NOTE.trim_start().to_string(), &uuid::Uuid::new_v4().to_string());
+            emit(&self.ledger, session, turn, &acp::SessionUpdate::AgentMessageChunk(note), false).await;
+            let content = format!("{partial}{INTERRUPTED_NOTE}");
+            let message = ChatMessage { role: Role::Assistant, content };
+            record_message(&self.ledger, session, &message).await;
+            session.state().history.push(message);
+            self.ledger
+                .push(Record::TurnEnd {
+                    session_id: session.id.clone(),
+                    turn: running.turn,
+                    status: "interrupted",
+                    stop_reason: None,
+                    at: now_rfc3339(),
+                })
+                .await;
+            tracing::warn!(session_id = %session.id, turn = running.turn, "closed a turn interrupted by a crash");
+        }
+        self.ledger.flush().await;
+        Ok(())
+    }
+
+    pub(super) async fn list_sessions(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "session/list";
+        let req: acp::ListSessionsRequest = super::params::parse(M, params)?;
+        let store = self.store(M).await?;
+        let after = req.cursor.as_deref().map(decode_cursor).transpose()?;
+        let cwd = req.cwd.as_ref().map(|c| c.display().to_string());
+        let mut rows = store.list(cwd.as_deref(), after, PAGE + 1).await?;
+        let next = if rows.len() as i64 > PAGE {
+            rows.truncate(PAGE as usize);
+            rows.last().map(encode_cursor)
+        } else {
+            None
+        };
+        let sessions = rows
+            .into_iter()
+            .map(|r| {
+                acp::SessionInfo::new(r.id, PathBuf::from(r.cwd))
+                    .additional_directories(r.additional_directories.into_iter().map(PathBuf::from).collect())
+                    .title(r.title)
+                    .updated_at(r.updated_at)
+            })
+            .collect();
+        super::to_value(&acp::ListSessionsResponse::new(sessions).next_cursor(next))
+    }
+
+    pub(super) async fn delete_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "session/delete";
+        let req: acp::DeleteSessionRequest = super::params::parse(M, params)?;
+        let id = req.session_id.0.to_string();
+        if let Some(live) = self.sessions.remove(&id) {
+            live.cancel_turn();
+        }
+        // Unknown ids succeed silently, as the spec asks.
+        self.ledger.push(Record::Delete { session_id: id, at: now_rfc3339() }).await;
+        self.ledger.flush().await;
+        super::to_value(&acp::DeleteSessionResponse::new())
+    }
+
+    /// ZeroClaw's `session/stop`: the running turn finishes, then the session is closed.
+    pub(super) async fn stop_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        let req: acp::CloseSessionRequest = super::params::parse("session/stop", params)?;
+        let session = self.sessions.get(&req.session_id.0)?;
+        loop {
+            let idle = session.idle.notified();
+            if !session.is_busy() {
+                break;
+            }
+            idle.await;
+        }
+        self.sessions.remove(&session.id);
+        Ok(serde_json::json!({}))
+    }
+}
+
+async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, RpcError> {
+    let (next_seq, next_message_seq, next_turn) = store.counters(&record.id).await?;
+    let mut history = Vec::new();
+    for json in store.messages(&record.id).await? {
+        match serde_json::from_str::<ChatMessage>(&json) {
+            Ok(m) => history.push(m),
+            Err(e) => tracing::warn!(error = %e, "skipping a damaged stored message"),
+        }
+    }
+    Ok(Restored {
+        model: record.model.clone().unwrap_or_default(),
+        history,
+        title: record.title.clone(),
+        next_seq,
+        next_message_seq,
+        next_turn: next_turn as u64,
+    })
+}
+
+fn encode_cursor(r: &SessionRecord) -> String {
+    URL_SAFE_NO_PAD.encode(serde_json::json!([r.updated_at, r.id]).to_string())
+}
+
+fn decode_cursor(cursor: &str) -> Result<(String, String), RpcError> {
+    let invalid = || RpcError::invalid_params("session/list", "cursor: not a cursor this agent issued");
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+    let (at, id): (String, String) = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    Ok((at, id))
+}

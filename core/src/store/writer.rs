@@ -1,0 +1,249 @@
+//! The write-behind ledger: one task per connection that commits writes in batches and only
+//! then forwards `session/update` frames to the client.
+//!
+//! Commit-then-send means a frame the client has seen is already durable: a `kill -9` loses
+//! at most updates that were still queued and that the client never received. Batching keeps
+//! the cost per update in microseconds while a model streams.
+
+use std::collections::BTreeSet;
+
+use sqlx::QueryBuilder;
+use tokio::sync::{mpsc, oneshot};
+
+use super::process::Owner;
+use super::time::now_rfc3339;
+use super::{Store, StoreError};
+use crate::rpc::Peer;
+
+/// Bounded so a slow disk or client slows the turn instead of growing memory.
+const QUEUE: usize = 2048;
+/// Most items committed in one transaction.
+const MAX_BATCH: usize = 1024;
+
+/// One write, in the order it must happen.
+#[derive(Debug)]
+pub enum Record {
+    /// A `session/update`: stored in the ledger, then (if `send`) forwarded as `frame`.
+    Update {
+        session_id: String,
+        seq: i64,
+        turn: Option<i64>,
+        payload: String,
+        frame: Option<String>,
+    },
+    NewSession {
+        id: String,
+        cwd: String,
+        additional_directories: String,
+        model: String,
+        at: String,
+    },
+    Title {
+        session_id: String,
+        title: String,
+    },
+    Model {
+        session_id: String,
+        model: String,
+    },
+    Message {
+        session_id: String,
+        seq: i64,
+        role: &'static str,
+        content: String,
+    },
+    TurnStart {
+        session_id: String,
+        turn: i64,
+        owner: Owner,
+        at: String,
+    },
+    TurnEnd {
+        session_id: String,
+        turn: i64,
+        status: &'static str,
+        stop_reason: Option<String>,
+        at: String,
+    },
+    Delete {
+        session_id: String,
+        at: String,
+    },
+    /// Resolves once everything queued before it is committed and forwarded.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Sending side of the ledger. Cheap to clone.
+#[derive(Clone)]
+pub struct LedgerTx {
+    tx: mpsc::Sender<Record>,
+}
+
+impl LedgerTx {
+    /// Queues a write. Fails only when the connection is gone.
+    pub async fn push(&self, record: Record) -> bool {
+        self.tx.send(record).await.is_ok()
+    }
+
+    /// Waits until every write queued so far is committed and its frames handed to the client.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Record::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// Starts the ledger task. With `store` = `None` nothing is written and frames go straight
+/// through (same ordering guarantees, no durability).
+pub fn spawn(store: super::PendingStore, peer: Peer) -> LedgerTx {
+    let (tx, rx) = mpsc::channel(QUEUE);
+    tokio::spawn(run(store, peer, rx));
+    LedgerTx { tx }
+}
+
+async fn run(store: super::PendingStore, peer: Peer, mut rx: mpsc::Receiver<Record>) {
+    let store = store.await.ok();
+    let mut batch = Vec::with_capacity(64);
+    while let Some(first) = rx.recv().await {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        if let Some(store) = &store
+            && let Err(e) = commit(store, &batch).await
+        {
+            // Never hold the client's stream hostage to the disk: log and go on.
+            tracing::error!(error = %e, items = batch.len(), "could not persist session updates");
+        }
+        for record in batch.drain(..) {
+            match record {
+                Record::Update { frame: Some(frame), .. } => {
+                    let _ = peer.send_raw(frame).await;
+                }
+                Record::Flush(done) => {
+                    let _ = done.send(());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
+    if batch.iter().all(|r| matches!(r, Record::Flush(_))) {
+        return Ok(());
+    }
+    let mut tx = store.pool().begin().await?;
+    let mut touched = BTreeSet::new();
+    let mut i = 0;
+    while i < batch.len() {
+        // Consecutive updates become one multi-row INSERT.
+        let run_len = batch[i..].iter().take_while(|r| matches!(r, Record::Update { .. })).count().min(500);
+        if run_len > 0 {
+            let mut q = QueryBuilder::new("INSERT INTO events (session_id, seq, turn, payload) ");
+            q.push_values(&batch[i..i + run_len], |mut b, r| {
+                if let Record::Update { session_id, seq, turn, payload, .. } = r {
+                    b.push_bind(session_id.as_str()).push_bind(*seq).push_bind(*turn).push_bind(payload.as_str());
+                }
+            });
+            q.build().execute(&mut *tx).await?;
+            for r in &batch[i..i + run_len] {
+                if let Record::Update { session_id, .. } = r {
+                    touched.insert(session_id.as_str());
+                }
+            }
+            i += run_len;
+            continue;
+        }
+        match &batch[i] {
+            Record::NewSession { id, cwd, additional_directories, model, at } => {
+                sqlx::query(
+                    "INSERT INTO sessions (id, cwd, additional_directories, model, created_at, updated_at) \
+                     VALUES (?, ?, ?, ?, ?, ?)",
+                )
+                .bind(id)
+                .bind(cwd)
+                .bind(additional_directories)
+                .bind(model)
+                .bind(at)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Record::Title { session_id, title } => {
+                sqlx::query("UPDATE sessions SET title = ? WHERE id = ?")
+                    .bind(title)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Record::Model { session_id, model } => {
+                sqlx::query("UPDATE sessions SET model = ? WHERE id = ?")
+                    .bind(model)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Record::Message { session_id, seq, role, content } => {
+                sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES (?, ?, ?, ?)")
+                    .bind(session_id)
+                    .bind(seq)
+                    .bind(*role)
+                    .bind(content)
+                    .execute(&mut *tx)
+                    .await?;
+                touched.insert(session_id.as_str());
+            }
+            Record::TurnStart { session_id, turn, owner, at } => {
+                sqlx::query(
+                    "INSERT INTO turns (session_id, turn, status, owner_pid, owner_start, started_at) \
+                     VALUES (?, ?, 'running', ?, ?, ?)",
+                )
+                .bind(session_id)
+                .bind(turn)
+                .bind(owner.pid)
+                .bind(&owner.start)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Record::TurnEnd { session_id, turn, status, stop_reason, at } => {
+                sqlx::query(
+                    "UPDATE turns SET status = ?, stop_reason = ?, ended_at = ? WHERE session_id = ? AND turn = ?",
+                )
+                .bind(*status)
+                .bind(stop_reason)
+                .bind(at)
+                .bind(session_id)
+                .bind(turn)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Record::Delete { session_id, at } => {
+                sqlx::query("UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
+                    .bind(at)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Record::Update { .. } | Record::Flush(_) => {}
+        }
+        i += 1;
+    }
+    if !touched.is_empty() {
+        let now = now_rfc3339();
+        for id in touched {
+            sqlx::query("UPDATE sessions SET updated_at = ? WHERE id = ?")
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,279 @@
+// Sessions survive the process: the SQLite store, exact replay, resume, list, delete, crashes.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { startFakeModel } from "../support/fake-model.mjs";
+import { agentEnv, spawnAgent } from "../support/agent.mjs";
+
+let fake;
+before(async () => (fake = await startFakeModel()));
+after(async () => fake.close());
+
+const INIT = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "persist", version: "1" } };
+
+/** Starts an agent on `env` and initializes it. */
+async function start(env) {
+  const agent = spawnAgent({ env });
+  const init = await agent.request("init", "initialize", INIT);
+  return { agent, init: init.result };
+}
+
+async function finish(agent) {
+  await agent.stop();
+  assert.deepEqual(agent.violations, [], "every frame is valid ACP");
+}
+
+const text = (t) => [{ type: "text", text: t }];
+const isUpdate = (id) => (f) => f.method === "session/update" && f.params.sessionId === id;
+const updateLines = (agent, id) => agent.lines.filter((_, i) => isUpdate(id)(agent.frames[i]));
+
+/** SQLite answers a query on the store file (Python's sqlite3, as a second, independent reader). */
+function sql(db, query) {
+  return execFileSync("python3", ["-c", `import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute(sys.argv[2]).fetchall()))`, db, query], {
+    encoding: "utf8",
+  });
+}
+
+test("golden: session/load in a new process replays exactly what the live turns sent, then continues", async () => {
+  const env = agentEnv({ fake });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-golden-"));
+  fake.script("GOLDEN-1", { chunks: [{ reasoning: "Considering " }, { reasoning: "it." }, { content: "First " }, { content: "answer." }] });
+  fake.script("GOLDEN-2", { chunks: [{ content: "Second answer." }] });
+
+  const { agent: live, init } = await start(env);
+  assert.equal(init.agentCapabilities.loadSession, true);
+  assert.equal(init._meta.corvid.store.status, "open");
+  const { result } = await live.request(1, "session/new", { cwd, mcpServers: [] });
+  const sessionId = result.sessionId;
+  assert.equal((await live.request(2, "session/prompt", { sessionId, prompt: text("GOLDEN-1 go") })).result.stopReason, "end_turn");
+  assert.equal((await live.request(3, "session/prompt", { sessionId, prompt: text("GOLDEN-2 again") })).result.stopReason, "end_turn");
+  const liveLines = updateLines(live, sessionId);
+  const title = live.frames.find((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "session_info_update");
+  assert.equal(title.params.update.title, "GOLDEN-1 go");
+  await finish(live);
+
+  const { agent: again } = await start(env);
+  const loaded = await again.request(1, "session/load", { sessionId, cwd, mcpServers: [] });
+  assert.ok(loaded.result, JSON.stringify(loaded));
+  assert.equal(loaded.result.configOptions.find((o) => o.id === "model").currentValue, "fake-model");
+  const responseIndex = again.frames.findIndex((f) => f.id === 1);
+  const replayed = again.lines.slice(0, responseIndex).filter((_, i) => isUpdate(sessionId)(again.frames[i]));
+  assert.equal(again.frames.slice(responseIndex + 1).filter(isUpdate(sessionId)).length, 0, "replay precedes the response");
+
+  // The replay is the live stream byte for byte, plus the user's own prompts (which the client
+  // rendered from its request while live) as user_message_chunks in their place.
+  const userChunks = replayed.filter((l) => JSON.parse(l).params.update.sessionUpdate === "user_message_chunk");
+  assert.deepEqual(replayed.filter((l) => !userChunks.includes(l)), liveLines);
+  assert.deepEqual(
+    userChunks.map((l) => JSON.parse(l).params.update.content.text),
+    ["GOLDEN-1 go", "GOLDEN-2 again"],
+  );
+  const kinds = replayed.map((l) => JSON.parse(l).params.update.sessionUpdate);
+  assert.deepEqual(kinds.slice(0, 4), ["user_message_chunk", "session_info_update", "agent_thought_chunk", "agent_thought_chunk"]);
+
+  // Load → prompt: the model receives the earlier conversation.
+  await again.request(2, "session/prompt", { sessionId, prompt: text("third") });
+  assert.deepEqual(
+    fake.requests.at(-1).body.messages.map((m) => [m.role, m.content]),
+    [
+      ["user", "GOLDEN-1 go"],
+      ["assistant", "First answer."],
+      ["user", "GOLDEN-2 again"],
+      ["assistant", "Second answer."],
+      ["user", "third"],
+    ],
+  );
+  await finish(again);
+
+  // A second load replays the same again, with the third turn appended.
+  const { agent: third } = await start(env);
+  await third.request(1, "session/load", { sessionId, cwd, mcpServers: [] });
+  const replayed3 = updateLines(third, sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  assert.deepEqual(replayed3.slice(0, liveLines.length), liveLines);
+  await finish(third);
+});
+
+test("session/resume restores context without replaying anything", async () => {
+  const env = agentEnv({ fake });
+  fake.script("RESUME-1", { chunks: [{ content: "remembered" }] });
+  const { agent: a } = await start(env);
+  const sessionId = (await a.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  await a.request(2, "session/prompt", { sessionId, prompt: text("RESUME-1") });
+  await finish(a);
+
+  const { agent: b } = await start(env);
+  const r = await b.request(1, "session/resume", { sessionId, cwd: tmpdir(), mcpServers: [] });
+  assert.ok(r.result.configOptions);
+  assert.equal(b.frames.filter((f) => f.method === "session/update").length, 0, "nothing is replayed");
+  await b.request(2, "session/prompt", { sessionId, prompt: text("and now?") });
+  assert.deepEqual(fake.requests.at(-1).body.messages.map((m) => m.content), ["RESUME-1", "remembered", "and now?"]);
+  await finish(b);
+});
+
+test("kill -9 mid-stream: every update the client received is replayed, and the turn is closed", async () => {
+  const env = agentEnv({ fake });
+  fake.script("CRASH-ME", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `c${i} ` })), delayMs: 2 });
+  const { agent: a } = await start(env);
+  const sessionId = (await a.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: text("CRASH-ME") } });
+  await a.waitFor((f) => isUpdate(sessionId)(f) && f.params.update.content?.text === "c100 ");
+  a.child.kill("SIGKILL");
+  await a.exited;
+  const received = updateLines(a, sessionId);
+  assert.ok(received.length > 100 && received.length < 400, `received ${received.length}`);
+  assert.deepEqual(a.violations, []);
+
+  const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  assert.deepEqual(JSON.parse(sql(db, "SELECT status FROM turns")), [["running"]], "the crash left the turn running");
+
+  const { agent: b } = await start(env);
+  await b.request(1, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+  const replayed = updateLines(b, sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  const missing = received.filter((l) => !replayed.includes(l));
+  assert.deepEqual(missing, [], "no update the client had received is lost");
+  assert.deepEqual(replayed.slice(0, received.length), received, "in the same order");
+  const note = JSON.parse(replayed.at(-1)).params.update;
+  assert.equal(note.sessionUpdate, "agent_message_chunk");
+  assert.match(note.content.text, /interrupted/);
+  assert.deepEqual(JSON.parse(sql(db, "SELECT status FROM turns")), [["interrupted"]]);
+  assert.deepEqual(JSON.parse(sql(db, "PRAGMA integrity_check")), [["ok"]]);
+  // The session goes on, and the model sees the partial answer marked as interrupted.
+  fake.script("AFTER-CRASH", { chunks: [{ content: "fine" }] });
+  assert.equal((await b.request(2, "session/prompt", { sessionId, prompt: text("AFTER-CRASH") })).result.stopReason, "end_turn");
+  const ctx = fake.requests.at(-1).body.messages;
+  assert.equal(ctx[1].role, "assistant");
+  assert.match(ctx[1].content, /^c0 c1 c2 .*interrupted/s);
+  await finish(b);
+
+  // Loading again does not add a second note.
+  const { agent: c } = await start(env);
+  await c.request(1, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+  const notes = updateLines(c, sessionId).filter((l) => /interrupted: Corvid stopped/.test(l));
+  assert.equal(notes.length, 1);
+  await finish(c);
+});
+
+test("two processes write one database at once", async () => {
+  const env = agentEnv({ fake });
+  fake.script("PAR-", { chunks: Array.from({ length: 50 }, () => ({ content: "p" })), delayMs: 1 });
+  const agents = await Promise.all([start(env), start(env)]);
+  const ids = [];
+  await Promise.all(
+    agents.map(async ({ agent }, k) => {
+      for (let i = 0; i < 5; i++) {
+        const s = (await agent.request(`n${i}`, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+        ids.push(s);
+        const r = await agent.request(`p${i}`, "session/prompt", { sessionId: s, prompt: text(`PAR- ${k}/${i}`) });
+        assert.equal(r.result.stopReason, "end_turn");
+      }
+    }),
+  );
+  await Promise.all(agents.map(({ agent }) => finish(agent)));
+  const { agent: reader } = await start(env);
+  for (const [i, sessionId] of ids.entries()) {
+    await reader.request(`l${i}`, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+    const chunks = reader.frames.filter((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "agent_message_chunk");
+    assert.equal(chunks.length, 50, `session ${i}`);
+  }
+  const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  assert.deepEqual(JSON.parse(sql(db, "PRAGMA integrity_check")), [["ok"]]);
+  await finish(reader);
+});
+
+test("session/list: 250 sessions in 3 cwds, exact cwd filter, stable cursor pagination", async () => {
+  const env = agentEnv({ fake });
+  const root = mkdtempSync(join(tmpdir(), "corvid-list-"));
+  const cwds = ["a", "b", "c"].map((d) => join(root, d));
+  cwds.forEach((d) => mkdirSync(d));
+  const { agent } = await start(env);
+  const byCwd = new Map(cwds.map((c) => [c, []]));
+  for (let i = 0; i < 250; i++) {
+    const cwd = cwds[i % 3];
+    byCwd.get(cwd).push((await agent.request(`n${i}`, "session/new", { cwd, mcpServers: [] })).result.sessionId);
+  }
+  async function listAll(cwd, addBetweenPages) {
+    const seen = [];
+    let cursor;
+    let page = 0;
+    do {
+      const r = await agent.request(`list-${cwd}-${page++}`, "session/list", cursor ? { cwd, cursor } : { cwd });
+      seen.push(...r.result.sessions);
+      cursor = r.result.nextCursor;
+      if (cursor && addBetweenPages) await agent.request(`extra-${page}`, "session/new", { cwd, mcpServers: [] });
+    } while (cursor);
+    return seen;
+  }
+  const listedA = await listAll(cwds[0], true);
+  assert.equal(listedA.length, byCwd.get(cwds[0]).length, "sessions added meanwhile neither shift nor repeat pages");
+  assert.equal(new Set(listedA.map((s) => s.sessionId)).size, listedA.length);
+  assert.ok(listedA.every((s) => s.cwd === cwds[0]));
+  const times = listedA.map((s) => s.updatedAt);
+  assert.deepEqual(times, [...times].sort().reverse(), "most recently updated first");
+  assert.equal((await listAll(cwds[1], false)).length, byCwd.get(cwds[1]).length);
+  const all = await listAll(undefined, false);
+  assert.ok(all.length >= 250);
+  const none = await agent.request("x", "session/list", { cwd: join(root, "nothing-here") });
+  assert.deepEqual(none.result.sessions, []);
+  const bad = await agent.request("y", "session/list", { cursor: "garbage!" });
+  assert.equal(bad.error.code, -32602);
+  assert.match(bad.error.message, /session\/list: cursor/);
+  await finish(agent);
+});
+
+test("titles, close keeps the record, delete hides it, unknown ids", async () => {
+  const env = agentEnv({ fake });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-del-"));
+  const { agent } = await start(env);
+  const sessionId = (await agent.request(1, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+  await agent.request(2, "session/prompt", { sessionId, prompt: text("   \n  Refactor the parser module please  \nand more") });
+  const listed = (await agent.request(3, "session/list", { cwd })).result.sessions;
+  assert.equal(listed[0].title, "Refactor the parser module please");
+  assert.deepEqual(await agent.request(4, "session/close", { sessionId }).then((r) => r.result), {});
+  assert.equal((await agent.request(5, "session/list", { cwd })).result.sessions.length, 1, "close keeps the record");
+  assert.equal((await agent.request(6, "session/prompt", { sessionId, prompt: text("x") })).error.code, -32002);
+  assert.ok((await agent.request(7, "session/load", { sessionId, cwd, mcpServers: [] })).result, "a closed session loads");
+  assert.deepEqual((await agent.request(8, "session/delete", { sessionId })).result, {});
+  assert.equal((await agent.request(9, "session/list", { cwd })).result.sessions.length, 0);
+  assert.deepEqual((await agent.request(10, "session/delete", { sessionId: "never-existed" })).result, {});
+  const gone = await agent.request(11, "session/load", { sessionId, cwd, mcpServers: [] });
+  assert.equal(gone.error.code, -32002);
+  assert.deepEqual(gone.error.data, { sessionId });
+  const unknown = await agent.request(12, "session/resume", { sessionId: "nope", cwd, mcpServers: [] });
+  assert.equal(unknown.error.code, -32002);
+  await finish(agent);
+});
+
+test("ZeroClaw compatibility: session_id alias and session/stop after the running turn", async () => {
+  const { agent } = await start(agentEnv({ fake }));
+  fake.script("STOP-AFTER", { chunks: Array.from({ length: 10 }, () => ({ content: "s" })), delayMs: 20 });
+  const sessionId = (await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  agent.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { session_id: sessionId, prompt: text("STOP-AFTER") } });
+  await agent.waitFor((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "agent_message_chunk");
+  agent.send({ jsonrpc: "2.0", id: 3, method: "session/stop", params: { session_id: sessionId } });
+  const turn = await agent.waitFor((f) => f.id === 2);
+  assert.equal(turn.result.stopReason, "end_turn", "the running turn finishes");
+  await agent.waitFor((f) => f.id === 3);
+  assert.equal((await agent.request(4, "session/prompt", { sessionId, prompt: text("x") })).error.code, -32002);
+  await finish(agent);
+});
+
+test("a corrupt database: Corvid keeps working in memory and says why", async () => {
+  const env = agentEnv({ fake });
+  mkdirSync(env.CORVID_DATA_DIR, { recursive: true });
+  writeFileSync(join(env.CORVID_DATA_DIR, "sessions.db"), "this is not a database, it is a grocery list".repeat(100));
+  const { agent, init } = await start(env);
+  assert.equal(init.agentCapabilities.loadSession, false);
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities, { close: {} });
+  assert.equal(init._meta.corvid.store.status, "unavailable");
+  assert.match(init._meta.corvid.store.reason, /sessions\.db.*not a database.*kept in memory/s);
+  const sessionId = (await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  assert.equal((await agent.request(2, "session/prompt", { sessionId, prompt: text("still works?") })).result.stopReason, "end_turn");
+  const list = await agent.request(3, "session/list", {});
+  assert.equal(list.error.code, -32601);
+  assert.match(list.error.message, /session store is unavailable/);
+  await agent.waitForStderr(/session store unavailable/);
+  await finish(agent);
+});
