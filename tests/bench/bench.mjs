@@ -28,8 +28,8 @@ const fake = { url: urlLine.toString().trim() };
 const env = { ...agentEnv({ fake }), CORVID_LOG: "warn" };
 
 /** A minimal line client: resolves responses by id, counts updates. */
-function startAgent() {
-  const child = spawn(corvidBin(), ["acp"], { env, stdio: ["pipe", "pipe", "inherit"] });
+function startAgent(args = []) {
+  const child = spawn(corvidBin(), ["acp", ...args], { env, stdio: ["pipe", "pipe", "inherit"] });
   const waiting = new Map();
   let updates = 0;
   let buf = "";
@@ -85,6 +85,18 @@ for (let i = 0; i < RUNS; i++) {
   await a.close();
 }
 
+// For scale: what spawning any process and reading one line back costs this harness.
+const spawnBaseline = [];
+for (let i = 0; i < RUNS; i++) {
+  const t0 = performance.now();
+  const c = spawn("head", ["-n1"], { stdio: ["pipe", "pipe", "inherit"] });
+  c.stdin.write("{}\n");
+  await once(c.stdout, "data");
+  spawnBaseline.push(performance.now() - t0);
+  c.stdin.end();
+  await once(c, "exit");
+}
+
 // 2-5 in one long-lived process
 const a = startAgent();
 await a.request("initialize", INIT);
@@ -118,20 +130,43 @@ for (let i = 0; i < RUNS * 2; i++) {
   directTimes.push(await directModelRequest());
 }
 
-const streamRuns = [];
-for (let i = 0; i < 5; i++) {
-  const s = (await a.request("session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
-  const before = a.updates;
-  const t0 = performance.now();
-  const r = await a.request("session/prompt", { sessionId: s, prompt: [{ type: "text", text: "BENCH-STREAM" }] });
-  const dt = performance.now() - t0;
-  const n = a.updates - before;
-  if (n !== 10000 || r.result?.stopReason !== "end_turn") throw new Error(`expected 10000 updates, got ${n}: ${JSON.stringify(r)}`);
-  streamRuns.push(n / (dt / 1000));
+/** Streams a 10,000-chunk answer `runs` times; returns turn durations (ms) and the last session. */
+async function streamTurns(agent, runs) {
+  const times = [];
+  let session;
+  for (let i = 0; i < runs; i++) {
+    session = (await agent.request("session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+    const before = agent.updates;
+    const t0 = performance.now();
+    const r = await agent.request("session/prompt", { sessionId: session, prompt: [{ type: "text", text: "BENCH-STREAM" }] });
+    times.push(performance.now() - t0);
+    const n = agent.updates - before;
+    if (n !== 10000 || r.result?.stopReason !== "end_turn") throw new Error(`expected 10000 updates, got ${n}: ${JSON.stringify(r)}`);
+  }
+  return { times, session };
 }
+const streamed = await streamTurns(a, 7);
+const streamRuns = streamed.times.map((ms) => 10000 / (ms / 1000));
 const status = readFileSync(`/proc/${a.child.pid}/status`, "utf8");
 const hwmKb = Number(/VmHWM:\s+(\d+)/.exec(status)[1]);
+
+// Replay: session/load of the last 10,000-chunk session, request → response (which follows
+// the last replayed frame).
+const replayTimes = [];
+for (let i = 0; i < 7; i++) {
+  const t0 = performance.now();
+  const before = a.updates;
+  await a.request("session/load", { sessionId: streamed.session, cwd: tmpdir(), mcpServers: [] });
+  replayTimes.push(performance.now() - t0);
+  if (a.updates - before !== 10000) throw new Error(`replayed ${a.updates - before} chunks`);
+}
 await a.close();
+
+// Persistence overhead: the same streaming turns without a store.
+const memoryOnly = startAgent(["--store", "none"]);
+await memoryOnly.request("initialize", INIT);
+const unstored = await streamTurns(memoryOnly, 7);
+await memoryOnly.close();
 server.kill("SIGTERM");
 
 const init = stats(initTimes);
@@ -139,18 +174,23 @@ const news = stats(newTimes);
 const turn = stats(turnTimes);
 const direct = stats(directTimes);
 const stream = stats(streamRuns);
+const replay = stats(replayTimes);
+const overheadUs = ((stats(streamed.times).median - stats(unstored.times).median) * 1000) / 10000;
 const rows = [
   ["spawn → initialize response", `${ms(init.median)} (p95 ${ms(init.p95)})`, "≤ 5 ms median"],
+  ["  for scale: spawn `head -n1` → its line", ms(stats(spawnBaseline).median), ""],
   ["session/new", `${ms(news.median)} (p95 ${ms(news.p95)})`, "≤ 2 ms"],
   // The whole turn includes the model's HTTP round trip, so it bounds Corvid's overhead from above.
   ["prompt turn overhead (whole turn, instant model)", `${ms(turn.median)} (p95 ${ms(turn.p95)})`, "≤ 5 ms"],
   ["  for scale: same request from Node's fetch", ms(direct.median), ""],
   ["streaming, 10,000 chunks", `${Math.round(stream.median).toLocaleString("en")} updates/s (min ${Math.round(Math.min(...streamRuns)).toLocaleString("en")})`, "≥ 100,000/s"],
   ["peak RSS (VmHWM)", `${(hwmKb / 1024).toFixed(1)} MB`, "≤ 15 MB"],
+  ["session/load replay, 10,000 updates", `${ms(replay.median)} (p95 ${ms(replay.p95)})`, "≤ 50 ms"],
+  ["persistence overhead per update", `${overheadUs.toFixed(2)} µs (stored vs --store none)`, "≤ 20 µs"],
 ];
 const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), ["metric", "result", "target"][i].length));
 const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
 console.log(line(["metric", "result", "target"]));
 console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
 for (const r of rows) console.log(line(r));
-console.log(`\n${RUNS} runs each (${RUNS * 3} for session/new, ${RUNS * 2} turns, 5 streams); binary ${corvidBin()}`);
+console.log(`\n${RUNS} runs each (${RUNS * 3} for session/new, ${RUNS * 2} turns, 7 streams, 7 replays); binary ${corvidBin()}`);

@@ -16,9 +16,9 @@ use super::{Store, StoreError};
 use crate::rpc::Peer;
 
 /// Bounded so a slow disk or client slows the turn instead of growing memory.
-const QUEUE: usize = 2048;
+const QUEUE: usize = 512;
 /// Most items committed in one transaction.
-const MAX_BATCH: usize = 1024;
+const MAX_BATCH: usize = 256;
 
 /// One write, in the order it must happen.
 #[derive(Debug)]
