@@ -2,7 +2,8 @@
 # The one test command (README → "Test"); .ci/run calls exactly this.
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
-# Rust unit tests, and the Node end-to-end suite against the real binary.
+# Rust unit tests, the Node end-to-end suite against the real binary, and the in-process
+# suite against the napi addon and the packed npm package.
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,14 +37,18 @@ cargo fmt --all -- --check
 step "clippy (release profile, shared with the build below)"
 cargo clippy --release --workspace --all-targets --locked -- -D warnings
 
-step "build"
+step "build (binary and Node addon, one release build)"
 cargo build --release --workspace --locked
 export CORVID_BIN="$CARGO_TARGET_DIR/release/corvid"
+npm run --silent build:native
 
 step "Rust tests"
 cargo test --release --workspace --locked
 
 step "end-to-end tests (Node, official ACP SDKs, real binary)"
 npm run --silent test:e2e
+
+step "in-process tests (napi addon, npm package)"
+npm run --silent test:addon
 
 step "done"
