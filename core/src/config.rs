@@ -57,6 +57,9 @@ struct LimitsSection {
     max_message_bytes: Option<usize>,
     client_request_timeout_secs: Option<u64>,
     max_turn_requests: Option<u32>,
+    permission_timeout_secs: Option<u64>,
+    /// Replaces the default forbidden paths (~/.ssh, ~/.aws, ~/.gnupg, /etc, Corvid's config).
+    forbidden_paths: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -89,6 +92,10 @@ pub struct Config {
     /// Deadline for every request Corvid sends to the client.
     pub client_request_timeout: Duration,
     pub max_turn_requests: u32,
+    /// How long a permission request may go unanswered before it counts as reject.
+    pub permission_timeout: Duration,
+    /// Paths no tool may touch, even inside the session roots.
+    pub forbidden_paths: Vec<PathBuf>,
     /// Retries of a model request on 429/5xx/connect errors.
     pub max_retries: u32,
     /// A model stream silent for this long is treated as failed.
@@ -181,6 +188,8 @@ impl Config {
             max_message_bytes: limits.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
             client_request_timeout: Duration::from_secs(limits.client_request_timeout_secs.unwrap_or(300)),
             max_turn_requests: limits.max_turn_requests.unwrap_or(50),
+            permission_timeout: Duration::from_secs(limits.permission_timeout_secs.unwrap_or(600)),
+            forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
             max_retries: section.max_retries.unwrap_or(3),
             stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
             source,
@@ -200,6 +209,8 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_request_timeout: Duration::from_secs(300),
             max_turn_requests: 50,
+            permission_timeout: Duration::from_secs(600),
+            forbidden_paths: crate::tools::Jail::default_forbidden(None),
             max_retries: 3,
             stall_timeout: Duration::from_secs(120),
             source: None,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod provider;
 pub mod rpc;
 pub mod store;
+pub mod tools;
 pub mod transport;
 
 use std::sync::{Arc, Once};

@@ -34,6 +34,12 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     const n = (attempts.get(marker) ?? 0) + 1;
     attempts.set(marker, n);
     let spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
+    if (spec.steps) {
+      // Multi-step turns: the step is the number of assistant messages since the user spoke.
+      const lastUserIndex = body.messages.map((m) => m.role).lastIndexOf("user");
+      const step = body.messages.slice(lastUserIndex + 1).filter((m) => m.role === "assistant").length;
+      spec = spec.steps[Math.min(step, spec.steps.length - 1)];
+    }
     if (spec.failTimes && n <= spec.failTimes) spec = { status: spec.failStatus ?? 500 };
     await serve(spec, res, body.model);
   });
@@ -52,6 +58,19 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     if (spec.hang) return; // headers only, then silence
     const frame = (delta, finish = null) =>
       `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    if (spec.toolCalls) {
+      // Tool calls arrive as deltas: id and name first, then the arguments in two pieces.
+      spec.toolCalls.forEach((call, index) => {
+        const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
+        const half = Math.floor(args.length / 2);
+        res.write(frame({ tool_calls: [{ index, id: call.id ?? `call_${index}`, type: "function", function: { name: call.name, arguments: "" } }] }));
+        res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
+        res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
+      });
+      res.write(frame({}, "tool_calls"));
+      res.end("data: [DONE]\n\n");
+      return;
+    }
     if (spec.garbage) {
       res.write(frame({ content: "partial " }));
       res.end("data: {this is not json\n\n");

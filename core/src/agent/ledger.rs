@@ -24,7 +24,7 @@ pub async fn emit(
     update: &acp::SessionUpdate,
     send: bool,
 ) -> bool {
-    let payload = match serde_json::to_string(update) {
+    let payload = match serialize(update) {
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "could not serialize a session update");
@@ -34,6 +34,31 @@ pub async fn emit(
     let frame = send.then(|| update_frame(&session.id, &payload));
     let seq = session.take_seq();
     ledger.push(Record::Update { session_id: session.id.clone(), seq, turn, payload, frame }).await
+}
+
+/// Serializes an update. Tool calls are spelled out where the crate omits defaults: a new
+/// call says `"status":"pending"`, and a diff of a new file says `"oldText":null`, so clients
+/// that do not apply the schema's defaults still render them right.
+fn serialize(update: &acp::SessionUpdate) -> serde_json::Result<String> {
+    match update {
+        acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_) => {
+            let mut value = serde_json::to_value(update)?;
+            if let Some(obj) = value.as_object_mut() {
+                if obj.get("sessionUpdate").and_then(|v| v.as_str()) == Some("tool_call") {
+                    obj.entry("status").or_insert_with(|| "pending".into());
+                }
+                if let Some(content) = obj.get_mut("content").and_then(|c| c.as_array_mut()) {
+                    for item in content.iter_mut().filter_map(|i| i.as_object_mut()) {
+                        if item.get("type").and_then(|t| t.as_str()) == Some("diff") {
+                            item.entry("oldText").or_insert(serde_json::Value::Null);
+                        }
+                    }
+                }
+            }
+            serde_json::to_string(&value)
+        }
+        _ => serde_json::to_string(update),
+    }
 }
 
 /// Appends a message to the session's stored model context.

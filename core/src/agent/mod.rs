@@ -3,6 +3,7 @@
 mod ledger;
 mod model_source;
 mod params;
+mod permission;
 mod prompt;
 mod restore;
 mod session;
@@ -24,7 +25,7 @@ use crate::store::time::now_rfc3339;
 use crate::store::writer::{self, LedgerTx, Record};
 use model_source::ModelSourceResolver;
 use params::parse;
-use session::{MODEL_OPTION, Session, Sessions};
+use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions};
 use turn::{TurnContext, UserPrompt, run_turn};
 
 /// The id of the auth method that explains how to configure a model provider.
@@ -151,7 +152,11 @@ impl Agent {
         self.ledger.flush().await;
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
-        to_value(&acp::NewSessionResponse::new(session.id.clone()).config_options(session.config_options()))
+        to_value(
+            &acp::NewSessionResponse::new(session.id.clone())
+                .config_options(session.config_options())
+                .modes(session.mode_state()),
+        )
     }
 
     /// Synchronous part of `session/prompt`: validate and claim the session before returning,
@@ -171,8 +176,12 @@ impl Agent {
         let this = self.clone();
         async move {
             let (claim, prompt) = started?;
-            let turn_ctx =
-                TurnContext { ledger: this.ledger.clone(), http: this.http().clone(), config: this.config.clone() };
+            let turn_ctx = TurnContext {
+                ledger: this.ledger.clone(),
+                peer: this.peer.clone(),
+                http: this.http().clone(),
+                config: this.config.clone(),
+            };
             let stop = run_turn(claim, prompt, turn_ctx).await?;
             to_value(&acp::PromptResponse::new(stop))
         }
@@ -183,22 +192,61 @@ impl Agent {
         const M: &str = "session/set_config_option";
         let req: acp::SetSessionConfigOptionRequest = parse(M, params)?;
         let session = self.sessions.get(&req.session_id.0)?;
-        if req.config_id.0.as_ref() != MODEL_OPTION {
-            return Err(RpcError::invalid_params(M, format!("configId: unknown config option `{}`", req.config_id)));
-        }
         let Some(value) = req.value.as_value_id() else {
-            return Err(RpcError::invalid_params(M, "value: the model option takes a value id, not a boolean"));
-        };
-        if !session.source.models.iter().any(|m| m.as_str() == value.0.as_ref()) {
             return Err(RpcError::invalid_params(
                 M,
-                format!("value: `{value}` is not one of the models offered ({})", session.source.models.join(", ")),
+                format!("value: `{}` takes a value id, not a boolean", req.config_id),
             ));
+        };
+        match req.config_id.0.as_ref() {
+            MODEL_OPTION => {
+                if !session.source.models.iter().any(|m| m.as_str() == value.0.as_ref()) {
+                    let offered = session.source.models.join(", ");
+                    return Err(RpcError::invalid_params(
+                        M,
+                        format!("value: `{value}` is not one of the models offered ({offered})"),
+                    ));
+                }
+                session.state().model = value.0.to_string();
+                self.ledger.push(Record::Model { session_id: session.id.clone(), model: value.0.to_string() }).await;
+            }
+            MODE_OPTION => {
+                self.change_mode(&session, M, "value", &value.0).await?;
+            }
+            other => {
+                return Err(RpcError::invalid_params(M, format!("configId: unknown config option `{other}`")));
+            }
         }
-        session.state().model = value.0.to_string();
-        self.ledger.push(Record::Model { session_id: session.id.clone(), model: value.0.to_string() }).await;
         self.ledger.flush().await;
         to_value(&acp::SetSessionConfigOptionResponse::new(session.config_options()))
+    }
+
+    /// Legacy `session/set_mode`, kept in sync with the `mode` config option.
+    async fn set_mode(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "session/set_mode";
+        let req: acp::SetSessionModeRequest = parse(M, params)?;
+        let session = self.sessions.get(&req.session_id.0)?;
+        self.change_mode(&session, M, "modeId", &req.mode_id.0).await?;
+        let update = acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(session.config_options()));
+        ledger::emit(&self.ledger, &session, None, &update, true).await;
+        self.ledger.flush().await;
+        to_value(&acp::SetSessionModeResponse::new())
+    }
+
+    async fn change_mode(&self, session: &Arc<Session>, method: &str, field: &str, mode: &str) -> Result<(), RpcError> {
+        if !permission::MODES.iter().any(|(id, ..)| *id == mode) {
+            let known: Vec<&str> = permission::MODES.iter().map(|(id, ..)| *id).collect();
+            return Err(RpcError::invalid_params(
+                method,
+                format!("{field}: unknown mode `{mode}` (one of {})", known.join(", ")),
+            ));
+        }
+        session.state().mode = mode.to_string();
+        self.ledger.push(Record::Mode { session_id: session.id.clone(), mode: mode.to_string() }).await;
+        // Legacy clients follow modes through current_mode_update.
+        let update = acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.to_string()));
+        ledger::emit(&self.ledger, session, None, &update, true).await;
+        Ok(())
     }
 
     fn close_session(&self, params: Option<Value>) -> Result<Value, RpcError> {
@@ -256,6 +304,7 @@ impl Handler for Agent {
             "session/new" => this.new_session(params).boxed(),
             "session/prompt" => this.prompt(params, ctx),
             "session/set_config_option" => this.set_config_option(params).boxed(),
+            "session/set_mode" => this.set_mode(params).boxed(),
             "session/close" => futures_util::future::ready(this.close_session(params)).boxed(),
             "session/load" => this.restore("session/load", params, true).boxed(),
             "session/resume" => this.restore("session/resume", params, false).boxed(),

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::ledger::{emit, record_message, text_chunk, update_frame};
 use super::session::{Restored, Session};
 use super::{Agent, existing_dir};
-use crate::provider::{ChatMessage, Role};
+use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::Record;
@@ -84,9 +84,9 @@ impl Agent {
         tracing::info!(session_id = %id, replay, "session restored");
         let options = session.config_options();
         if replay {
-            super::to_value(&acp::LoadSessionResponse::new().config_options(options))
+            super::to_value(&acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()))
         } else {
-            super::to_value(&acp::ResumeSessionResponse::new().config_options(options))
+            super::to_value(&acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()))
         }
     }
 
@@ -131,7 +131,7 @@ impl Agent {
             let note = text_chunk(INTERRUPTED_NOTE.trim_start().to_string(), &uuid::Uuid::new_v4().to_string());
             emit(&self.ledger, session, turn, &acp::SessionUpdate::AgentMessageChunk(note), false).await;
             let content = format!("{partial}{INTERRUPTED_NOTE}");
-            let message = ChatMessage { role: Role::Assistant, content };
+            let message = ChatMessage::assistant(content, Vec::new());
             record_message(&self.ledger, session, &message).await;
             session.state().history.push(message);
             self.ledger
@@ -219,6 +219,11 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
         next_seq,
         next_message_seq,
         next_turn: next_turn as u64,
+        mode: record
+            .mode
+            .clone()
+            .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
+            .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
     })
 }
 

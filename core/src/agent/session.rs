@@ -31,6 +31,10 @@ pub struct SessionState {
     /// Next sequence number in the stored model context.
     pub next_message_seq: i64,
     pub title: Option<String>,
+    /// Permission mode (see `permission::MODES`).
+    pub mode: String,
+    /// "Always" answers for this session.
+    pub rules: Vec<super::permission::Rule>,
     turn: Option<RunningTurn>,
     next_turn: u64,
 }
@@ -43,6 +47,7 @@ pub struct Restored {
     pub next_seq: i64,
     pub next_message_seq: i64,
     pub next_turn: u64,
+    pub mode: String,
 }
 
 struct RunningTurn {
@@ -53,8 +58,15 @@ struct RunningTurn {
 impl Session {
     pub fn new(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>) -> Self {
         let model = source.default_model.clone();
-        let fresh =
-            Restored { model, history: Vec::new(), title: None, next_seq: 1, next_message_seq: 1, next_turn: 1 };
+        let fresh = Restored {
+            model,
+            history: Vec::new(),
+            title: None,
+            next_seq: 1,
+            next_message_seq: 1,
+            next_turn: 1,
+            mode: super::permission::DEFAULT_MODE.to_string(),
+        };
         Self::restore(id, roots, source, fresh)
     }
 
@@ -70,6 +82,8 @@ impl Session {
                 history: r.history,
                 next_message_seq: r.next_message_seq,
                 title: r.title,
+                mode: r.mode,
+                rules: Vec::new(),
                 turn: None,
                 next_turn: r.next_turn,
             }),
@@ -116,10 +130,20 @@ impl Session {
     }
 
     pub fn config_options(&self) -> Vec<acp::SessionConfigOption> {
-        let current = self.state().model.clone();
+        let (current, mode) = {
+            let s = self.state();
+            (s.model.clone(), s.mode.clone())
+        };
+        let modes: Vec<acp::SessionConfigSelectOption> = super::permission::MODES
+            .iter()
+            .map(|(id, name, desc)| acp::SessionConfigSelectOption::new(*id, *name).description(desc.to_string()))
+            .collect();
         let options: Vec<acp::SessionConfigSelectOption> =
             self.source.models.iter().map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone())).collect();
         vec![
+            acp::SessionConfigOption::select(MODE_OPTION, "Mode", mode, modes)
+                .category(acp::SessionConfigOptionCategory::Mode)
+                .description("When Corvid asks before editing files or running commands".to_string()),
             acp::SessionConfigOption::select(MODEL_OPTION, "Model", current, options)
                 .category(acp::SessionConfigOptionCategory::Model)
                 .description("The model that answers in this session".to_string()),
@@ -129,6 +153,19 @@ impl Session {
 
 /// The config option id of the model picker.
 pub const MODEL_OPTION: &str = "model";
+/// The config option id of the permission mode.
+pub const MODE_OPTION: &str = "mode";
+
+impl Session {
+    /// The legacy `modes` state, kept in sync with the `mode` config option.
+    pub fn mode_state(&self) -> acp::SessionModeState {
+        let modes = super::permission::MODES
+            .iter()
+            .map(|(id, name, desc)| acp::SessionMode::new(*id, *name).description(desc.to_string()))
+            .collect();
+        acp::SessionModeState::new(self.state().mode.clone(), modes)
+    }
+}
 
 pub struct TurnClaim {
     pub session: Arc<Session>,

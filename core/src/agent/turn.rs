@@ -12,18 +12,21 @@ use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
 use super::ledger::{emit, record_message, text_chunk};
+use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
 use crate::config::Config;
 use crate::provider::openai::{RetryPolicy, Started, start_chat};
-use crate::provider::{ChatMessage, FinishReason, ModelEvent, Role};
-use crate::rpc::RpcError;
+use crate::provider::{ChatMessage, FinishReason, FunctionCall, ModelEvent, ToolCallRequest};
+use crate::rpc::{Peer, RpcError};
 use crate::store::process;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::{LedgerTx, Record};
+use crate::tools::{self, Jail};
 
 /// Everything a turn needs besides the session itself.
 pub struct TurnContext {
     pub ledger: LedgerTx,
+    pub peer: Peer,
     pub http: reqwest::Client,
     pub config: Arc<Config>,
 }
@@ -63,7 +66,7 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
             at: now_rfc3339(),
         })
         .await;
-    let user_message = ChatMessage { role: Role::User, content: prompt.text.clone() };
+    let user_message = ChatMessage::user(prompt.text.clone());
     record_message(ledger, &session, &user_message).await;
     let user_id = uuid::Uuid::new_v4().to_string();
     for block in prompt.blocks {
@@ -78,30 +81,15 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
         (state.model.clone(), state.history.clone())
     };
 
-    let mut answer = String::new();
-    let outcome = stream_answer(&session, &ctx, turn, &model, &messages, &cancel, &mut answer).await;
+    let outcome = agent_loop(&session, &ctx, turn, &model, messages, &cancel).await;
     // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
     let outcome = if cancel.is_cancelled() { Ok(acp::StopReason::Cancelled) } else { outcome };
-
-    // Keep what the user saw in the context, even for a cancelled or failed turn; a refusal
-    // drops the prompt too, as the protocol says the client will.
-    let assistant = {
+    if let Ok(acp::StopReason::Refusal) = outcome {
+        // The protocol says the client drops the refused prompt; so does the model's context.
         let mut state = session.state();
-        match &outcome {
-            Ok(acp::StopReason::Refusal) => {
-                state.history.pop();
-                None
-            }
-            _ if !answer.is_empty() => {
-                let m = ChatMessage { role: Role::Assistant, content: answer };
-                state.history.push(m.clone());
-                Some(m)
-            }
-            _ => None,
+        if let Some(pos) = state.history.iter().rposition(|m| m.role == crate::provider::Role::User) {
+            state.history.truncate(pos);
         }
-    };
-    if let Some(m) = assistant {
-        record_message(ledger, &session, &m).await;
     }
     let stop_reason =
         outcome.as_ref().ok().map(|r| serde_json::to_value(r).ok().and_then(|v| v.as_str().map(String::from)));
@@ -136,55 +124,147 @@ async fn announce_title(ledger: &LedgerTx, session: &Session, turn: i64, text: &
     emit(ledger, session, Some(turn), &acp::SessionUpdate::SessionInfoUpdate(info), true).await;
 }
 
-async fn stream_answer(
+/// Model → tool calls → results → model … until the model stops asking for tools.
+async fn agent_loop(
+    session: &Arc<Session>,
+    ctx: &TurnContext,
+    turn: i64,
+    model: &str,
+    mut messages: Vec<ChatMessage>,
+    cancel: &CancellationToken,
+) -> Result<acp::StopReason, RpcError> {
+    let specs = tools::specs();
+    let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
+    let mut calls_made = 0u32;
+    for _request in 0..ctx.config.max_turn_requests {
+        let mut text = String::new();
+        let step = stream_step(session, ctx, turn, model, &messages, &specs, cancel, &mut text).await;
+        let step = match step {
+            Ok(Some(step)) => step,
+            other => {
+                // Keep what the user saw in the context, even for a cancelled or failed turn.
+                if !text.is_empty() {
+                    remember(ctx, session, &mut messages, ChatMessage::assistant(text, Vec::new())).await;
+                }
+                return other.map(|_| acp::StopReason::Cancelled);
+            }
+        };
+        let assistant = ChatMessage::assistant(text, step.tool_calls.clone());
+        if !assistant.content.is_empty() || !assistant.tool_calls.is_empty() {
+            remember(ctx, session, &mut messages, assistant).await;
+        }
+        if step.tool_calls.is_empty() {
+            return Ok(match step.finish {
+                Some(FinishReason::Length) => acp::StopReason::MaxTokens,
+                Some(FinishReason::ContentFilter) => acp::StopReason::Refusal,
+                _ => acp::StopReason::EndTurn,
+            });
+        }
+        let mut cancelled = false;
+        for call in &step.tool_calls {
+            calls_made += 1;
+            let result = if cancelled {
+                "cancelled by the user before it ran".to_string()
+            } else {
+                match run_tool_call(session, ctx, turn, calls_made, call, &jail, cancel).await {
+                    Some(text) => text,
+                    None => {
+                        cancelled = true;
+                        "cancelled by the user".to_string()
+                    }
+                }
+            };
+            // Every tool call gets an answer, or the provider rejects the next request.
+            remember(ctx, session, &mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
+        }
+        if cancelled {
+            return Ok(acp::StopReason::Cancelled);
+        }
+    }
+    Ok(acp::StopReason::MaxTurnRequests)
+}
+
+/// Appends to the model context, in memory and in the store.
+async fn remember(ctx: &TurnContext, session: &Session, messages: &mut Vec<ChatMessage>, message: ChatMessage) {
+    record_message(&ctx.ledger, session, &message).await;
+    session.state().history.push(message.clone());
+    messages.push(message);
+}
+
+/// One model request's outcome (its text is accumulated in the caller's buffer).
+struct Step {
+    tool_calls: Vec<ToolCallRequest>,
+    finish: Option<FinishReason>,
+}
+
+/// Streams one model response to the client. `None` when cancelled.
+#[allow(clippy::too_many_arguments)]
+async fn stream_step(
     session: &Session,
     ctx: &TurnContext,
     turn: i64,
     model: &str,
     messages: &[ChatMessage],
+    specs: &[crate::provider::ToolSpec],
     cancel: &CancellationToken,
-    answer: &mut String,
-) -> Result<acp::StopReason, RpcError> {
+    text: &mut String,
+) -> Result<Option<Step>, RpcError> {
     let retry = RetryPolicy {
         max_retries: ctx.config.max_retries,
         base_delay: Duration::from_millis(250),
         max_delay: Duration::from_secs(8),
     };
-    let started =
-        start_chat(&ctx.http, &session.source.endpoint, model, messages, &retry, ctx.config.stall_timeout, cancel)
-            .await?;
+    let started = start_chat(
+        &ctx.http,
+        &session.source.endpoint,
+        model,
+        messages,
+        specs,
+        &retry,
+        ctx.config.stall_timeout,
+        cancel,
+    )
+    .await?;
     let mut stream = match started {
         Started::Stream(s) => s,
-        Started::Cancelled => return Ok(acp::StopReason::Cancelled),
+        Started::Cancelled => return Ok(None),
     };
     let message_id = uuid::Uuid::new_v4().to_string();
     let thought_id = uuid::Uuid::new_v4().to_string();
-    let mut finish = None;
+    let mut step = Step { tool_calls: Vec::new(), finish: None };
+    // Tool-call fragments by index: (id, name, arguments).
+    let mut partial: std::collections::BTreeMap<u32, (String, String, String)> = Default::default();
     loop {
         let event = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Ok(acp::StopReason::Cancelled),
+            () = cancel.cancelled() => return Ok(None),
             e = stream.next() => e,
         };
         let update = match event {
             None => break,
             Some(Err(e)) => return Err(RpcError::from(e)),
             Some(Ok(ModelEvent::Text(t))) => {
-                answer.push_str(&t);
+                text.push_str(&t);
                 acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id))
             }
             Some(Ok(ModelEvent::Reasoning(r))) => acp::SessionUpdate::AgentThoughtChunk(text_chunk(r, &thought_id)),
             Some(Ok(ModelEvent::Finish(reason))) => {
-                finish = Some(reason);
+                step.finish = Some(reason);
                 continue;
             }
             Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
                 tracing::debug!(input_tokens, output_tokens, "model usage");
                 continue;
             }
-            Some(Ok(ModelEvent::ToolCallDelta { .. })) => {
-                // No tools are offered to the model yet; a stray tool call is ignored.
-                tracing::debug!("model sent a tool call delta although no tools were offered");
+            Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
+                let entry = partial.entry(index).or_default();
+                if let Some(id) = id.filter(|i| !i.is_empty()) {
+                    entry.0 = id;
+                }
+                if let Some(name) = name {
+                    entry.1.push_str(&name);
+                }
+                entry.2.push_str(&arguments);
                 continue;
             }
         };
@@ -194,14 +274,184 @@ async fn stream_answer(
             ok = emit(&ctx.ledger, session, Some(turn), &update, true) => ok,
         };
         if !sent {
-            return Ok(acp::StopReason::Cancelled);
+            return Ok(None);
         }
     }
-    Ok(match finish {
-        Some(FinishReason::Length) => acp::StopReason::MaxTokens,
-        Some(FinishReason::ContentFilter) => acp::StopReason::Refusal,
-        _ => acp::StopReason::EndTurn,
-    })
+    step.tool_calls = partial
+        .into_iter()
+        .map(|(index, (id, name, arguments))| ToolCallRequest {
+            id: if id.is_empty() { format!("call_{turn}_{index}") } else { id },
+            kind: "function".into(),
+            function: FunctionCall {
+                name,
+                arguments: if arguments.trim().is_empty() { "{}".into() } else { arguments },
+            },
+        })
+        .collect();
+    Ok(Some(step))
+}
+
+async fn tool_update(
+    ctx: &TurnContext,
+    session: &Session,
+    turn: i64,
+    id: &str,
+    fields: acp::ToolCallUpdateFields,
+) -> bool {
+    let update = acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id.to_string(), fields));
+    emit(&ctx.ledger, session, Some(turn), &update, true).await
+}
+
+fn failed(message: &str) -> acp::ToolCallUpdateFields {
+    acp::ToolCallUpdateFields::new()
+        .status(acp::ToolCallStatus::Failed)
+        .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(message.to_string()))])
+        .raw_output(serde_json::json!({ "error": message }))
+}
+
+/// Announces, authorizes and runs one tool call. Returns what the model reads, or `None` if
+/// the user cancelled the turn.
+async fn run_tool_call(
+    session: &Arc<Session>,
+    ctx: &TurnContext,
+    turn: i64,
+    n: u32,
+    call: &ToolCallRequest,
+    jail: &Jail,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    // The model's ids may repeat across requests (some servers number them per response),
+    // so the client sees ids of our own, unique in the session.
+    let id = format!("t{turn}-{n}");
+    let name = call.function.name.as_str();
+    let parsed = serde_json::from_str::<serde_json::Value>(&call.function.arguments);
+    let args = parsed.as_ref().cloned().unwrap_or(serde_json::Value::Null);
+    let announced = match &parsed {
+        Ok(_) => tools::announce(name, &args, jail),
+        Err(e) => Err(tools::ToolError::Arguments { tool: name.to_string(), reason: format!("not valid JSON: {e}") }),
+    };
+    let (title, kind, locations) = match &announced {
+        Ok(a) => (a.title.clone(), a.kind, a.locations.clone()),
+        Err(_) => (name.to_string(), acp::ToolKind::Other, vec![]),
+    };
+    let tool_call = acp::ToolCall::new(id.clone(), title)
+        .name(name.to_string())
+        .kind(kind)
+        .status(acp::ToolCallStatus::Pending)
+        .locations(locations)
+        .raw_input(args.clone());
+    emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::ToolCall(tool_call), true).await;
+
+    let announce = match announced {
+        Ok(a) => a,
+        Err(e) => {
+            let message = e.to_string();
+            tool_update(ctx, session, turn, &id, failed(&message)).await;
+            return Some(format!("error: {message}"));
+        }
+    };
+
+    // The tool card must be on screen before the permission question.
+    ctx.ledger.flush().await;
+    let asker = Asker { peer: &ctx.peer, deadline: ctx.config.permission_timeout, cancel };
+    let (decision, note) = permission::decide(session, name, &id, &announce, &args, &asker).await;
+    if let Some(note) = note {
+        let chunk = text_chunk(format!("\n\n{note}\n\n"), &uuid::Uuid::new_v4().to_string());
+        emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::AgentMessageChunk(chunk), true).await;
+    }
+    match decision {
+        Decision::Cancelled => return None,
+        Decision::Reject(reason) => {
+            tool_update(ctx, session, turn, &id, failed(&format!("Not run: {reason}."))).await;
+            return Some(format!(
+                "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
+            ));
+        }
+        Decision::Allow => {}
+    }
+    let running = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress);
+    if !tool_update(ctx, session, turn, &id, running).await {
+        return None;
+    }
+    let result = execute(session, ctx, turn, &id, name, &args, jail, cancel).await;
+    if cancel.is_cancelled() {
+        return None;
+    }
+    match result {
+        Ok((output, ok)) => {
+            let status = if ok { acp::ToolCallStatus::Completed } else { acp::ToolCallStatus::Failed };
+            let fields = acp::ToolCallUpdateFields::new().status(status).content(output.content).raw_output(output.raw);
+            tool_update(ctx, session, turn, &id, fields).await;
+            Some(output.for_model)
+        }
+        Err(e) => {
+            let message = e.to_string();
+            tool_update(ctx, session, turn, &id, failed(&message)).await;
+            Some(format!("error: {message}"))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    session: &Session,
+    ctx: &TurnContext,
+    turn: i64,
+    id: &str,
+    name: &str,
+    args: &serde_json::Value,
+    jail: &Jail,
+    cancel: &CancellationToken,
+) -> Result<(tools::Output, bool), tools::ToolError> {
+    match name {
+        "update_plan" => {
+            let plan = tools::plan::plan(args)?;
+            let count = plan.entries.len();
+            emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::Plan(plan), true).await;
+            let raw = serde_json::json!({ "entries": count });
+            Ok((tools::Output::text(format!("Plan updated ({count} entries)"), raw), true))
+        }
+        "run_command" => {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+            let run = tools::shell::run(args, jail, tx, cancel);
+            tokio::pin!(run);
+            // Stream output into the tool card, at most every 100 ms.
+            let mut last_sent = tokio::time::Instant::now();
+            let mut pending: Option<String> = None;
+            loop {
+                tokio::select! {
+                    result = &mut run => return result,
+                    Some(text) = rx.recv() => pending = Some(text),
+                    () = tokio::time::sleep(Duration::from_millis(100)), if pending.is_some() => {}
+                }
+                if last_sent.elapsed() >= Duration::from_millis(100)
+                    && let Some(text) = pending.take()
+                {
+                    let fields = acp::ToolCallUpdateFields::new()
+                        .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(text))]);
+                    tool_update(ctx, session, turn, id, fields).await;
+                    last_sent = tokio::time::Instant::now();
+                }
+            }
+        }
+        _ => {
+            let (name, args, jail) = (name.to_string(), args.clone(), jail.clone());
+            tokio::task::spawn_blocking(move || {
+                let out = match name.as_str() {
+                    "read_file" => tools::fs::read_file(&args, &jail),
+                    "list_directory" => tools::fs::list_directory(&args, &jail),
+                    "glob" => tools::search::glob(&args, &jail),
+                    "search" => tools::search::search(&args, &jail),
+                    "write_file" => tools::fs::write_file(&args, &jail),
+                    "edit_file" => tools::fs::edit_file(&args, &jail),
+                    other => Err(tools::ToolError::Unknown(other.to_string())),
+                };
+                out.map(|o| (o, true))
+            })
+            .await
+            .unwrap_or_else(|e| Err(tools::ToolError::Failed(format!("the tool crashed: {e}"))))
+        }
+    }
 }
 
 #[cfg(test)]

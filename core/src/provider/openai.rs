@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::SseDecoder;
-use super::{ChatMessage, FinishReason, ModelEvent, ProviderError};
+use super::{ChatMessage, FinishReason, ModelEvent, ProviderError, ToolSpec};
 
 /// Connection details of one OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
@@ -42,6 +42,8 @@ pub struct RetryPolicy {
 struct ChatRequest<'a> {
     model: &'a str,
     messages: &'a [ChatMessage],
+    #[serde(skip_serializing_if = "<[ToolSpec]>::is_empty")]
+    tools: &'a [ToolSpec],
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -59,17 +61,20 @@ pub enum Started {
 
 /// Starts a streaming completion. Retries 429, 5xx and connection failures (bounded, with
 /// backoff that honours `Retry-After`); nothing is retried once the stream has begun.
+#[allow(clippy::too_many_arguments)]
 pub async fn start_chat(
     http: &reqwest::Client,
     endpoint: &Endpoint,
     model: &str,
     messages: &[ChatMessage],
+    tools: &[ToolSpec],
     retry: &RetryPolicy,
     stall_timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<Started, ProviderError> {
     let url = endpoint.url("chat/completions");
-    let body = ChatRequest { model, messages, stream: true, stream_options: StreamOptions { include_usage: true } };
+    let body =
+        ChatRequest { model, messages, tools, stream: true, stream_options: StreamOptions { include_usage: true } };
     let mut attempt = 0;
     loop {
         let send = endpoint.authorize(http.post(&url)).json(&body).send();

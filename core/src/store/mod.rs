@@ -64,6 +64,7 @@ pub struct SessionRecord {
     pub title: Option<String>,
     pub updated_at: String,
     pub model: Option<String>,
+    pub mode: Option<String>,
 }
 
 /// A turn that was running when its process stopped.
@@ -129,7 +130,7 @@ impl Store {
     /// A live (not deleted) session.
     pub async fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, cwd, additional_directories, title, updated_at, model FROM sessions \
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode FROM sessions \
              WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id)
@@ -148,7 +149,7 @@ impl Store {
     ) -> Result<Vec<SessionRecord>, StoreError> {
         let (after_at, after_id) = after.unzip();
         let rows = sqlx::query(
-            "SELECT id, cwd, additional_directories, title, updated_at, model FROM sessions \
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode FROM sessions \
              WHERE deleted_at IS NULL AND (?1 IS NULL OR cwd = ?1) \
                AND (?2 IS NULL OR (updated_at, id) < (?2, ?3)) \
              ORDER BY updated_at DESC, id DESC LIMIT ?4",
@@ -248,5 +249,6 @@ fn session_record(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRecord, StoreErr
         title: r.try_get(3)?,
         updated_at: r.try_get(4)?,
         model: r.try_get(5)?,
+        mode: r.try_get(6)?,
     })
 }

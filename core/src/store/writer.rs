@@ -46,6 +46,10 @@ pub enum Record {
         session_id: String,
         model: String,
     },
+    Mode {
+        session_id: String,
+        mode: String,
+    },
     Message {
         session_id: String,
         seq: i64,
@@ -184,6 +188,13 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
             Record::Model { session_id, model } => {
                 sqlx::query("UPDATE sessions SET model = ? WHERE id = ?")
                     .bind(model)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Record::Mode { session_id, mode } => {
+                sqlx::query("UPDATE sessions SET mode = ? WHERE id = ?")
+                    .bind(mode)
                     .bind(session_id)
                     .execute(&mut *tx)
                     .await?;

@@ -1,0 +1,216 @@
+//! File tools: read_file, list_directory, write_file, edit_file.
+
+use std::io::{Read, Write};
+
+use agent_client_protocol_schema::v1 as acp;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Announce, Jail, Needs, Output, ToolError, display, location, parse_args};
+
+/// Most lines returned by one read.
+const READ_LINES: usize = 2000;
+/// Most bytes of a file read at all.
+const READ_BYTES: u64 = 4 * 1024 * 1024;
+const LIST_MAX: usize = 1000;
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct ListArgs {
+    path: Option<String>,
+    #[serde(default)]
+    recursive: bool,
+}
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+#[derive(Deserialize)]
+struct EditArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+pub fn announce_read(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+    let a: ReadArgs = parse_args("read_file", args)?;
+    let path = jail.resolve(&a.path)?;
+    let start = a.offset.unwrap_or(1);
+    let title = match a.limit {
+        Some(l) => format!("Read {}:{}-{}", display(&path, jail), start, start + l - 1),
+        None if start > 1 => format!("Read {}:{}-", display(&path, jail), start),
+        None => format!("Read {}", display(&path, jail)),
+    };
+    Ok(Announce {
+        kind: acp::ToolKind::Read,
+        title,
+        locations: vec![location(&path, Some(start as u32))],
+        needs: Needs::Nothing,
+    })
+}
+
+pub fn read_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+    let a: ReadArgs = parse_args("read_file", args)?;
+    let (path, file) = jail.open_read(&a.path)?;
+    let mut bytes = Vec::new();
+    file.take(READ_BYTES).read_to_end(&mut bytes).map_err(|e| ToolError::Failed(format!("{}: {e}", a.path)))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", a.path)))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let start = a.offset.unwrap_or(1).max(1);
+    let limit = a.limit.unwrap_or(READ_LINES).min(READ_LINES);
+    let end = (start - 1 + limit).min(lines.len());
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate().take(end).skip(start - 1) {
+        out.push_str(&format!("{:>6}\t{line}\n", i + 1));
+    }
+    if end < lines.len() {
+        out.push_str(&format!(
+            "\n[{} more lines not shown: call read_file with offset={} to read on]\n",
+            lines.len() - end,
+            end + 1
+        ));
+    }
+    if start > lines.len() && !lines.is_empty() {
+        out = format!("[the file has only {} lines]\n", lines.len());
+    }
+    let raw = json!({ "path": path, "lines": lines.len(), "shown": [start, end] });
+    Ok(Output::text(out, raw))
+}
+
+pub fn announce_list(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+    let a: ListArgs = parse_args("list_directory", args)?;
+    let path = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+    Ok(Announce {
+        kind: acp::ToolKind::Read,
+        title: format!("List {}{}", shown_dir(&path, jail), if a.recursive { " (recursive)" } else { "" }),
+        locations: vec![location(&path, None)],
+        needs: Needs::Nothing,
+    })
+}
+
+fn shown_dir(path: &std::path::Path, jail: &Jail) -> String {
+    let d = display(path, jail);
+    if d.is_empty() { ".".into() } else { d }
+}
+
+pub fn list_directory(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+    let a: ListArgs = parse_args("list_directory", args)?;
+    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+    let mut walk = ignore::WalkBuilder::new(&root);
+    walk.hidden(false).follow_links(false).require_git(false).sort_by_file_name(|a, b| a.cmp(b));
+    if !a.recursive {
+        walk.max_depth(Some(1));
+    }
+    let mut entries = Vec::new();
+    let mut truncated = false;
+    for entry in walk.build().flatten() {
+        if entry.depth() == 0 || entry.path().components().any(|c| c.as_os_str() == ".git") {
+            continue;
+        }
+        if entries.len() >= LIST_MAX {
+            truncated = true;
+            break;
+        }
+        let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).display().to_string();
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        entries.push(if is_dir { format!("{rel}/") } else { rel });
+    }
+    let mut out = entries.join("\n");
+    if truncated {
+        out.push_str(&format!("\n[stopped after {LIST_MAX} entries]"));
+    }
+    if out.is_empty() {
+        out = "(empty)".into();
+    }
+    Ok(Output::text(out, json!({ "path": root, "count": entries.len(), "truncated": truncated })))
+}
+
+pub fn announce_change(tool: &str, args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+    let path = match tool {
+        "write_file" => parse_args::<WriteArgs>(tool, args)?.path,
+        _ => parse_args::<EditArgs>(tool, args)?.path,
+    };
+    let resolved = jail.resolve(&path)?;
+    let verb = if tool == "write_file" { "Write" } else { "Edit" };
+    Ok(Announce {
+        kind: acp::ToolKind::Edit,
+        title: format!("{verb} {}", display(&resolved, jail)),
+        locations: vec![location(&resolved, None)],
+        needs: Needs::Edit(resolved.display().to_string()),
+    })
+}
+
+fn read_existing(jail: &Jail, path: &str) -> Result<Option<String>, ToolError> {
+    match jail.open_read(path) {
+        Ok((_, mut f)) => {
+            let mut s = String::new();
+            f.read_to_string(&mut s).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
+            Ok(Some(s))
+        }
+        Err(super::JailError::Io { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn write(jail: &Jail, path: &str, content: &str) -> Result<std::path::PathBuf, ToolError> {
+    let (resolved, mut file) = jail.open_write(path)?;
+    file.write_all(content.as_bytes()).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
+    Ok(resolved)
+}
+
+fn diff_output(resolved: &std::path::Path, old: Option<String>, new: String, summary: String) -> Output {
+    let diff = acp::Diff::new(resolved.to_path_buf(), new).old_text(old);
+    Output {
+        for_model: summary.clone(),
+        content: vec![acp::ToolCallContent::from(diff)],
+        raw: json!({ "path": resolved, "result": summary }),
+    }
+}
+
+pub fn write_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+    let a: WriteArgs = parse_args("write_file", args)?;
+    let old = read_existing(jail, &a.path)?;
+    let resolved = write(jail, &a.path, &a.content)?;
+    let summary = match &old {
+        Some(_) => format!("Wrote {} ({} bytes, replaced the previous content)", a.path, a.content.len()),
+        None => format!("Created {} ({} bytes)", a.path, a.content.len()),
+    };
+    Ok(diff_output(&resolved, old, a.content, summary))
+}
+
+pub fn edit_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+    let a: EditArgs = parse_args("edit_file", args)?;
+    if a.old_text.is_empty() {
+        return Err(ToolError::Failed("old_text is empty: use write_file to create a file".into()));
+    }
+    let old = read_existing(jail, &a.path)?.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
+    let count = old.matches(&a.old_text).count();
+    match count {
+        0 => {
+            return Err(ToolError::Failed(format!(
+                "old_text was not found in {}: read the file again and copy the text exactly, whitespace included",
+                a.path
+            )));
+        }
+        1 => {}
+        n => {
+            return Err(ToolError::Failed(format!(
+                "old_text occurs {n} times in {}: include more surrounding lines so it matches exactly once",
+                a.path
+            )));
+        }
+    }
+    let new = old.replacen(&a.old_text, &a.new_text, 1);
+    let resolved = write(jail, &a.path, &new)?;
+    Ok(diff_output(&resolved, Some(old), new, format!("Edited {}", a.path)))
+}

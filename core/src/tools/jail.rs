@@ -1,0 +1,210 @@
+//! The workspace jail: every path a tool touches is resolved (symlinks included) and must stay
+//! under the session's roots, outside the forbidden paths.
+//!
+//! Checking a path and then using it leaves a window in which a file can be swapped for a
+//! symlink. So tools open files through [`Jail::open_read`] / [`Jail::open_write`], which check
+//! the path, open it, and check again what was actually opened (via `/proc/self/fd`).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum JailError {
+    #[error("path contains a NUL byte")]
+    Nul,
+    #[error("{0} is outside the session's folders ({1})")]
+    Outside(String, String),
+    #[error("{0} is a protected location ({1}) and cannot be used by tools")]
+    Forbidden(String, String),
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Jail {
+    /// Canonical roots; the first is the session cwd.
+    roots: Vec<PathBuf>,
+    forbidden: Vec<PathBuf>,
+}
+
+impl Jail {
+    pub fn new(roots: Vec<PathBuf>, forbidden: Vec<PathBuf>) -> Self {
+        // Forbidden paths are compared canonically too (e.g. /etc may be a symlink elsewhere).
+        let forbidden = forbidden.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect();
+        Self { roots, forbidden }
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.roots[0]
+    }
+
+    /// The default protected locations: credentials and system configuration.
+    pub fn default_forbidden(home: Option<&Path>) -> Vec<PathBuf> {
+        let mut v = vec![PathBuf::from("/etc")];
+        if let Some(h) = home {
+            for d in [".ssh", ".aws", ".gnupg", ".config/corvid"] {
+                v.push(h.join(d));
+            }
+        }
+        v
+    }
+
+    /// Resolves `path` (absolute, or relative to the cwd) to a canonical path inside the roots.
+    /// The file itself need not exist (for writes); its nearest existing ancestor is resolved.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, JailError> {
+        if path.contains('\0') {
+            return Err(JailError::Nul);
+        }
+        let joined = if Path::new(path).is_absolute() { PathBuf::from(path) } else { self.cwd().join(path) };
+        let normal = normalize(&joined).ok_or_else(|| self.outside(path))?;
+        // Canonicalize the longest existing prefix; the rest cannot contain links.
+        let mut existing = normal.clone();
+        let mut rest = Vec::new();
+        let canonical = loop {
+            match std::fs::canonicalize(&existing) {
+                Ok(c) => break c,
+                Err(_) => {
+                    let Some(name) = existing.file_name().map(|n| n.to_owned()) else {
+                        return Err(self.outside(path));
+                    };
+                    rest.push(name);
+                    if !existing.pop() {
+                        return Err(self.outside(path));
+                    }
+                }
+            }
+        };
+        let mut full = canonical;
+        for part in rest.into_iter().rev() {
+            full.push(part);
+        }
+        self.check(&full, path)?;
+        Ok(full)
+    }
+
+    fn check(&self, canonical: &Path, shown: &str) -> Result<(), JailError> {
+        if let Some(f) = self.forbidden.iter().find(|f| canonical.starts_with(f)) {
+            return Err(JailError::Forbidden(shown.to_string(), f.display().to_string()));
+        }
+        if !self.roots.iter().any(|r| canonical.starts_with(r)) {
+            return Err(self.outside(shown));
+        }
+        Ok(())
+    }
+
+    fn outside(&self, shown: &str) -> JailError {
+        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        JailError::Outside(shown.to_string(), roots.join(", "))
+    }
+
+    /// Re-checks what an open file really is, closing the check-then-use window.
+    fn verify_open(&self, file: &File, shown: &str) -> Result<(), JailError> {
+        let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        match std::fs::read_link(&fd_path) {
+            Ok(real) => self.check(&real, shown),
+            // Without /proc (not Linux) the pre-open check stands alone.
+            Err(_) => Ok(()),
+        }
+    }
+
+    pub fn open_read(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        let file = File::open(&resolved).map_err(|e| io(path, e))?;
+        self.verify_open(&file, path)?;
+        Ok((resolved, file))
+    }
+
+    /// Opens for writing (truncating, creating parents inside the jail as needed).
+    pub fn open_write(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        if let Some(parent) = resolved.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(path, e))?;
+            // A parent swapped for a link while being created would show up here.
+            self.check(&std::fs::canonicalize(parent).map_err(|e| io(path, e))?, path)?;
+        }
+        let file = File::create(&resolved).map_err(|e| io(path, e))?;
+        self.verify_open(&file, path)?;
+        Ok((resolved, file))
+    }
+}
+
+fn io(path: &str, e: std::io::Error) -> JailError {
+    JailError::Io { path: path.to_string(), reason: e.to_string() }
+}
+
+/// Lexical normalization: drops `.`, applies `..`. `None` if `..` climbs above `/`.
+fn normalize(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tree() -> (PathBuf, PathBuf, Jail) {
+        let base = std::env::temp_dir().join(format!("corvid-jail-{}", uuid::Uuid::new_v4()));
+        let root = base.join("root");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(root.join("src/a.txt"), "a").expect("write");
+        std::fs::write(outside.join("secret.txt"), "s").expect("write");
+        let root = std::fs::canonicalize(root).expect("canon");
+        let outside = std::fs::canonicalize(outside).expect("canon");
+        let jail = Jail::new(vec![root.clone()], vec![root.join("forbidden")]);
+        (root, outside, jail)
+    }
+
+    #[test]
+    fn inside_paths_resolve() {
+        let (root, _, jail) = tree();
+        assert_eq!(jail.resolve("src/a.txt"), Ok(root.join("src/a.txt")));
+        assert_eq!(jail.resolve("./src/../src/a.txt"), Ok(root.join("src/a.txt")));
+        assert_eq!(jail.resolve("new/dir/file.rs"), Ok(root.join("new/dir/file.rs")));
+        assert!(jail.resolve(root.join("src").to_str().expect("utf8")).is_ok());
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (root, outside, jail) = tree();
+        assert!(matches!(jail.resolve("../outside/secret.txt"), Err(JailError::Outside(..))));
+        assert!(matches!(
+            jail.resolve(outside.join("secret.txt").to_str().expect("utf8")),
+            Err(JailError::Outside(..))
+        ));
+        assert!(jail.resolve("/../../../../etc/passwd").is_err());
+        assert!(matches!(jail.resolve("a\0b"), Err(JailError::Nul)));
+        symlink(&outside, root.join("link-out")).expect("symlink");
+        assert!(matches!(jail.resolve("link-out/secret.txt"), Err(JailError::Outside(..))));
+        assert!(matches!(jail.resolve("link-out/new-file"), Err(JailError::Outside(..))));
+        assert!(matches!(jail.resolve("forbidden/x"), Err(JailError::Forbidden(..))));
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_symlink_after_the_check_is_caught_at_open() {
+        let (root, outside, jail) = tree();
+        // Simulate the race: the check passed for a regular file, then it became a link.
+        let resolved = jail.resolve("src/a.txt").expect("inside");
+        std::fs::remove_file(&resolved).expect("rm");
+        symlink(outside.join("secret.txt"), &resolved).expect("symlink");
+        let file = File::open(&resolved).expect("open follows the link");
+        assert!(matches!(jail.verify_open(&file, "src/a.txt"), Err(JailError::Outside(..))));
+        assert!(jail.open_read("src/a.txt").is_err());
+        let _ = root;
+    }
+}

@@ -1,0 +1,148 @@
+//! run_command: a shell command in the session cwd, in its own process group, with output
+//! streamed to the client, a timeout, an output cap, and a kill on cancel.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use agent_client_protocol_schema::v1 as acp;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Announce, Jail, Needs, Output, ToolError, parse_args};
+
+const DEFAULT_TIMEOUT: u64 = 120;
+const MAX_TIMEOUT: u64 = 1800;
+/// Output kept for the model and the client (the tail, if longer).
+const OUTPUT_CAP: usize = 64 * 1024;
+/// Provider credentials never reach commands the model runs.
+const SECRET_VARS: &[&str] = &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    timeout_secs: Option<u64>,
+}
+
+pub fn announce(args: &Value) -> Result<Announce, ToolError> {
+    let a: Args = parse_args("run_command", args)?;
+    let first_line = a.command.lines().next().unwrap_or("").trim();
+    Ok(Announce {
+        kind: acp::ToolKind::Execute,
+        title: format!("Run `{first_line}`"),
+        locations: vec![],
+        needs: Needs::Command(a.command.trim().to_string()),
+    })
+}
+
+/// How a command ended.
+pub enum Ended {
+    Exited(Option<i32>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Runs the command; `progress` receives the output accumulated so far, as it grows.
+pub async fn run(
+    args: &Value,
+    jail: &Jail,
+    progress: mpsc::UnboundedSender<String>,
+    cancel: &CancellationToken,
+) -> Result<(Output, bool), ToolError> {
+    let a: Args = parse_args("run_command", args)?;
+    let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(DEFAULT_TIMEOUT).clamp(1, MAX_TIMEOUT));
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&a.command)
+        .current_dir(jail.cwd())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for var in SECRET_VARS {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd.spawn().map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
+    let pgid = child.id().map(|p| p as i32);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    spawn_reader(child.stdout.take(), tx.clone());
+    spawn_reader(child.stderr.take(), tx);
+
+    let mut output: Vec<u8> = Vec::new();
+    let mut dropped = 0usize;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut readers_done = false;
+    let ended = loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => break Ended::Cancelled,
+            () = &mut deadline => break Ended::TimedOut,
+            chunk = rx.recv(), if !readers_done => match chunk {
+                Some(bytes) => {
+                    output.extend_from_slice(&bytes);
+                    if output.len() > OUTPUT_CAP {
+                        let excess = output.len() - OUTPUT_CAP;
+                        output.drain(..excess);
+                        dropped += excess;
+                    }
+                    let _ = progress.send(String::from_utf8_lossy(&output).into_owned());
+                }
+                None => readers_done = true,
+            },
+            status = child.wait(), if readers_done => {
+                break Ended::Exited(status.ok().and_then(|s| s.code()));
+            }
+        }
+    };
+    if !matches!(ended, Ended::Exited(_)) {
+        kill_group(pgid);
+        let _ = child.wait().await;
+    }
+    let text = String::from_utf8_lossy(&output).into_owned();
+    let (summary, ok, code) = match ended {
+        Ended::Exited(Some(0)) => ("exit code 0".to_string(), true, Some(0)),
+        Ended::Exited(Some(c)) => (format!("exit code {c}"), false, Some(c)),
+        Ended::Exited(None) => ("killed by a signal".to_string(), false, None),
+        Ended::TimedOut => (format!("timed out after {} s and was killed", timeout.as_secs()), false, None),
+        Ended::Cancelled => ("cancelled and killed".to_string(), false, None),
+    };
+    let mut for_model = String::new();
+    if dropped > 0 {
+        for_model.push_str(&format!("[first {dropped} bytes of output dropped]\n"));
+    }
+    for_model.push_str(&text);
+    if !for_model.ends_with('\n') && !for_model.is_empty() {
+        for_model.push('\n');
+    }
+    for_model.push_str(&format!("[{summary}]"));
+    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": dropped });
+    Ok((Output::text(for_model, raw), ok))
+}
+
+fn spawn_reader(pipe: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>, tx: mpsc::UnboundedSender<Vec<u8>>) {
+    let Some(mut pipe) = pipe else { return };
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        loop {
+            match pipe.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Kills the command and everything it started (its process group).
+fn kill_group(pgid: Option<i32>) {
+    if let Some(pgid) = pgid {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
