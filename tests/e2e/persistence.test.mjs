@@ -72,12 +72,18 @@ test("golden: session/load in a new process replays exactly what the live turns 
     ["GOLDEN-1 go", "GOLDEN-2 again"],
   );
   const kinds = replayed.map((l) => JSON.parse(l).params.update.sessionUpdate);
-  assert.deepEqual(kinds.slice(0, 4), ["user_message_chunk", "session_info_update", "agent_thought_chunk", "agent_thought_chunk"]);
+  assert.deepEqual(kinds.slice(0, 5), [
+    "available_commands_update",
+    "user_message_chunk",
+    "session_info_update",
+    "agent_thought_chunk",
+    "agent_thought_chunk",
+  ]);
 
   // Load → prompt: the model receives the earlier conversation.
   await again.request(2, "session/prompt", { sessionId, prompt: text("third") });
   assert.deepEqual(
-    fake.requests.at(-1).body.messages.map((m) => [m.role, m.content]),
+    fake.requests.at(-1).body.messages.filter((m) => m.role !== "system").map((m) => [m.role, m.content]),
     [
       ["user", "GOLDEN-1 go"],
       ["assistant", "First answer."],
@@ -109,7 +115,10 @@ test("session/resume restores context without replaying anything", async () => {
   assert.ok(r.result.configOptions);
   assert.equal(b.frames.filter((f) => f.method === "session/update").length, 0, "nothing is replayed");
   await b.request(2, "session/prompt", { sessionId, prompt: text("and now?") });
-  assert.deepEqual(fake.requests.at(-1).body.messages.map((m) => m.content), ["RESUME-1", "remembered", "and now?"]);
+  assert.deepEqual(
+    fake.requests.at(-1).body.messages.filter((m) => m.role !== "system").map((m) => m.content),
+    ["RESUME-1", "remembered", "and now?"],
+  );
   await finish(b);
 });
 
@@ -143,7 +152,7 @@ test("kill -9 mid-stream: every update the client received is replayed, and the 
   // The session goes on, and the model sees the partial answer marked as interrupted.
   fake.script("AFTER-CRASH", { chunks: [{ content: "fine" }] });
   assert.equal((await b.request(2, "session/prompt", { sessionId, prompt: text("AFTER-CRASH") })).result.stopReason, "end_turn");
-  const ctx = fake.requests.at(-1).body.messages;
+  const ctx = fake.requests.at(-1).body.messages.filter((m) => m.role !== "system");
   assert.equal(ctx[1].role, "assistant");
   assert.match(ctx[1].content, /^c0 c1 c2 .*interrupted/s);
   await finish(b);

@@ -354,3 +354,50 @@ test("a turn with tool calls and a plan replays exactly on session/load", async 
   await again.stop();
   assert.deepEqual([...live.violations, ...again.violations], []);
 });
+
+test("the system prompt carries AGENTS.md from the repository root down to the cwd", async () => {
+  const { base, root } = workspace();
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "app"));
+  writeFileSync(join(base, "AGENTS.md"), "NOT-IN-REPO");
+  writeFileSync(join(root, "AGENTS.md"), "Always run cargo test.");
+  writeFileSync(join(root, "app", "AGENTS.md"), "The app uses tabs.");
+  const t = await setup(join(root, "app"));
+  await t.turn([say("ok")]);
+  const system = fake.requests.at(-1).body.messages[0];
+  assert.equal(system.role, "system");
+  assert.match(system.content, /You are Corvid/);
+  assert.match(system.content, /Working directory: .*\/project\/app/);
+  assert.match(system.content, /Always run cargo test\.[\s\S]*The app uses tabs\./);
+  assert.doesNotMatch(system.content, /NOT-IN-REPO/);
+  await t.done();
+});
+
+test("slash commands: advertised after session/new; /review becomes an instruction; /compact shrinks the context", async () => {
+  const { root } = workspace();
+  const t = await setup(root);
+  await t.agent.waitFor((f) => f.params?.update?.sessionUpdate === "available_commands_update");
+  const responseAt = t.agent.frames.findIndex((f) => f.id === "new");
+  const commandsAt = t.agent.frames.findIndex((f) => f.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(commandsAt > responseAt, "commands come after the session/new response");
+  assert.deepEqual(t.agent.frames[commandsAt].params.update.availableCommands.map((c) => c.name), ["compact", "init", "review"]);
+
+  for (const text of ["first question", "second question"]) {
+    fake.script(text, { chunks: [{ content: `answer to ${text}` }] });
+    await t.agent.request(text, "session/prompt", { sessionId: t.sessionId, prompt: [{ type: "text", text }] });
+  }
+  fake.script("Review the uncommitted changes", { chunks: [{ content: "Looks fine." }] });
+  await t.agent.request("rev", "session/prompt", { sessionId: t.sessionId, prompt: [{ type: "text", text: "/review the parser" }] });
+  assert.match(fake.requests.at(-1).body.messages.at(-1).content, /^Review the uncommitted changes: run `git status`.*Focus on: the parser$/s);
+
+  fake.script("Summarize the conversation so far", { chunks: [{ content: "SUMMARY: two questions were answered." }] });
+  const before = fake.requests.at(-1).body.messages.length;
+  const r = await t.agent.request("cmp", "session/prompt", { sessionId: t.sessionId, prompt: [{ type: "text", text: "/compact" }] });
+  assert.equal(r.result.stopReason, "end_turn");
+  await t.agent.request("after", "session/prompt", { sessionId: t.sessionId, prompt: [{ type: "text", text: "third question" }] });
+  const carried = fake.requests.at(-1).body.messages;
+  assert.deepEqual(carried.map((m) => m.role), ["system", "user", "user"]);
+  assert.match(carried[1].content, /SUMMARY: two questions were answered\./);
+  assert.ok(carried.length < before, `${carried.length} < ${before}`);
+  await t.done();
+});

@@ -1,5 +1,7 @@
 //! The ACP agent: method handlers on top of the RPC layer.
 
+mod commands;
+mod instructions;
 mod ledger;
 mod model_source;
 mod params;
@@ -125,7 +127,7 @@ impl Agent {
         to_value(&acp::AuthenticateResponse::new())
     }
 
-    async fn new_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    async fn new_session(self: Arc<Self>, params: Option<Value>, ctx: RequestContext) -> Result<Value, RpcError> {
         const M: &str = "session/new";
         let req: acp::NewSessionRequest = parse(M, params)?;
         let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
@@ -152,6 +154,17 @@ impl Agent {
         self.ledger.flush().await;
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
+        // The slash commands, once the client knows the session.
+        let (ledger, announced) = (self.ledger.clone(), session.clone());
+        ctx.after_response(
+            async move {
+                let commands = acp::AvailableCommandsUpdate::new(commands::available());
+                let update = acp::SessionUpdate::AvailableCommandsUpdate(commands);
+                ledger::emit(&ledger, &announced, None, &update, true).await;
+                ledger.flush().await;
+            }
+            .boxed(),
+        );
         to_value(
             &acp::NewSessionResponse::new(session.id.clone())
                 .config_options(session.config_options())
@@ -301,7 +314,7 @@ impl Handler for Agent {
         match method {
             "initialize" => this.initialize(params).boxed(),
             "authenticate" => this.authenticate(params).boxed(),
-            "session/new" => this.new_session(params).boxed(),
+            "session/new" => this.new_session(params, ctx).boxed(),
             "session/prompt" => this.prompt(params, ctx),
             "session/set_config_option" => this.set_config_option(params).boxed(),
             "session/set_mode" => this.set_mode(params).boxed(),

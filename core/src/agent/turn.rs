@@ -11,6 +11,8 @@ use std::time::Duration;
 use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
+use super::commands::{self, COMPACT_PROMPT, Command};
+use super::instructions;
 use super::ledger::{emit, record_message, text_chunk};
 use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
@@ -66,8 +68,7 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
             at: now_rfc3339(),
         })
         .await;
-    let user_message = ChatMessage::user(prompt.text.clone());
-    record_message(ledger, &session, &user_message).await;
+    let command = commands::parse(&prompt.text);
     let user_id = uuid::Uuid::new_v4().to_string();
     for block in prompt.blocks {
         let chunk = acp::ContentChunk::new(block).message_id(acp::MessageId::new(user_id.clone()));
@@ -75,13 +76,25 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
     }
     announce_title(ledger, &session, turn, &prompt.text).await;
 
-    let (model, messages) = {
-        let mut state = session.state();
-        state.history.push(user_message);
-        (state.model.clone(), state.history.clone())
+    let outcome = match command {
+        Some(Command::Compact) => compact(&session, &ctx, turn, &cancel).await,
+        command => {
+            // A command becomes the instruction it stands for; the client still shows what was typed.
+            let text = match command {
+                Some(Command::Prompt(instruction)) => instruction,
+                _ => prompt.text.clone(),
+            };
+            let user_message = ChatMessage::user(text);
+            record_message(ledger, &session, &user_message).await;
+            let (model, mut messages) = {
+                let mut state = session.state();
+                state.history.push(user_message);
+                (state.model.clone(), state.history.clone())
+            };
+            messages.insert(0, ChatMessage::system(instructions::system_prompt(&session.roots)));
+            agent_loop(&session, &ctx, turn, &model, messages, &cancel).await
+        }
     };
-
-    let outcome = agent_loop(&session, &ctx, turn, &model, messages, &cancel).await;
     // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
     let outcome = if cancel.is_cancelled() { Ok(acp::StopReason::Cancelled) } else { outcome };
     if let Ok(acp::StopReason::Refusal) = outcome {
@@ -182,6 +195,44 @@ async fn agent_loop(
         }
     }
     Ok(acp::StopReason::MaxTurnRequests)
+}
+
+/// `/compact`: the model summarizes the conversation, and the summary replaces it.
+async fn compact(
+    session: &Arc<Session>,
+    ctx: &TurnContext,
+    turn: i64,
+    cancel: &CancellationToken,
+) -> Result<acp::StopReason, RpcError> {
+    let (model, history) = {
+        let state = session.state();
+        (state.model.clone(), state.history.clone())
+    };
+    let say = |text: String| acp::SessionUpdate::AgentMessageChunk(text_chunk(text, &uuid::Uuid::new_v4().to_string()));
+    if history.is_empty() {
+        emit(&ctx.ledger, session, Some(turn), &say("Nothing to compact yet.".into()), true).await;
+        return Ok(acp::StopReason::EndTurn);
+    }
+    let mut messages = vec![ChatMessage::system(instructions::system_prompt(&session.roots))];
+    messages.extend(history.iter().cloned());
+    messages.push(ChatMessage::user(COMPACT_PROMPT));
+    let mut summary = String::new();
+    // The summary streams to the client like any answer, as a record of what was kept.
+    let step = stream_step(session, ctx, turn, &model, &messages, &[], cancel, &mut summary).await?;
+    if step.is_none() {
+        return Ok(acp::StopReason::Cancelled);
+    }
+    let kept = ChatMessage::user(format!("Summary of the conversation so far:\n\n{summary}"));
+    let stored = vec![("user", serde_json::to_string(&kept).unwrap_or_default())];
+    {
+        let mut state = session.state();
+        state.history = vec![kept];
+        state.next_message_seq = 2;
+    }
+    ctx.ledger.push(Record::ReplaceMessages { session_id: session.id.clone(), messages: stored }).await;
+    let note = format!("\n\n_Compacted {} messages into this summary._", history.len());
+    emit(&ctx.ledger, session, Some(turn), &say(note), true).await;
+    Ok(acp::StopReason::EndTurn)
 }
 
 /// Appends to the model context, in memory and in the store.

@@ -62,6 +62,9 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    }
     pub fn user(content: impl Into<String>) -> Self {
         Self { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }

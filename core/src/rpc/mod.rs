@@ -32,6 +32,17 @@ pub struct RequestContext {
     /// Fires when the client sends `$/cancel_request` for this request or the connection ends.
     pub cancel: CancellationToken,
     pub peer: Peer,
+    after: Arc<Mutex<Option<BoxFuture<'static, ()>>>>,
+}
+
+impl RequestContext {
+    /// Runs `work` once the response to this request has been queued: for notifications
+    /// that only make sense once the client has the result (e.g. a new session's commands).
+    pub fn after_response(&self, work: BoxFuture<'static, ()>) {
+        if let Ok(mut slot) = self.after.lock() {
+            *slot = Some(work);
+        }
+    }
 }
 
 /// The application side of a connection (the agent, or a test double).
@@ -133,7 +144,8 @@ pub async fn run_connection<H: Handler>(
                     respond_later(&tasks, &peer, id, RpcError::InvalidRequest(reason));
                     continue;
                 }
-                let ctx = RequestContext { cancel: cancel.clone(), peer: peer.clone() };
+                let after: Arc<Mutex<Option<BoxFuture<'static, ()>>>> = Arc::default();
+                let ctx = RequestContext { cancel: cancel.clone(), peer: peer.clone(), after: after.clone() };
                 let fut = handler.clone().request(&method, params, ctx);
                 let self_cancelling = handler.cancels_itself(&method);
                 let peer = peer.clone();
@@ -157,7 +169,12 @@ pub async fn run_connection<H: Handler>(
                     if let Ok(mut map) = inflight.lock() {
                         map.remove(&key);
                     }
+                    let succeeded = result.is_ok();
                     peer.respond(&id, result).await;
+                    let work = after.lock().ok().and_then(|mut slot| slot.take());
+                    if let Some(work) = work.filter(|_| succeeded) {
+                        work.await;
+                    }
                 });
             }
         }

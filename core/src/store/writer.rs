@@ -56,6 +56,11 @@ pub enum Record {
         role: &'static str,
         content: String,
     },
+    /// Replaces the whole stored model context (after `/compact`).
+    ReplaceMessages {
+        session_id: String,
+        messages: Vec<(&'static str, String)>,
+    },
     TurnStart {
         session_id: String,
         turn: i64,
@@ -208,6 +213,18 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                     .execute(&mut *tx)
                     .await?;
                 touched.insert(session_id.as_str());
+            }
+            Record::ReplaceMessages { session_id, messages } => {
+                sqlx::query("DELETE FROM messages WHERE session_id = ?").bind(session_id).execute(&mut *tx).await?;
+                for (seq, (role, content)) in messages.iter().enumerate() {
+                    sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES (?, ?, ?, ?)")
+                        .bind(session_id)
+                        .bind(seq as i64 + 1)
+                        .bind(*role)
+                        .bind(content)
+                        .execute(&mut *tx)
+                        .await?;
+                }
             }
             Record::TurnStart { session_id, turn, owner, at } => {
                 sqlx::query(

@@ -1,0 +1,47 @@
+//! Slash commands, advertised with `available_commands_update`. They arrive as prompt text
+//! (`/review focus on tests`), as the protocol says; `/init` and `/review` become instructions
+//! for the model, `/compact` is handled by the agent itself.
+
+use agent_client_protocol_schema::v1 as acp;
+
+pub fn available() -> Vec<acp::AvailableCommand> {
+    vec![
+        acp::AvailableCommand::new("compact", "Summarize the conversation so far to free context"),
+        acp::AvailableCommand::new("init", "Write an AGENTS.md with instructions for agents working on this project"),
+        acp::AvailableCommand::new("review", "Review the uncommitted changes")
+            .input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new("what to focus on"))),
+    ]
+}
+
+pub enum Command {
+    Compact,
+    /// A prompt for the model in place of the command.
+    Prompt(String),
+}
+
+/// Recognizes a slash command at the start of the prompt text.
+pub fn parse(text: &str) -> Option<Command> {
+    let text = text.trim_start();
+    let rest = text.strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let args = args.trim();
+    match name {
+        "compact" => Some(Command::Compact),
+        "init" => Some(Command::Prompt(format!(
+            "Create or update AGENTS.md in the working directory: explore the project (layout, build and test \
+             commands, conventions) and write concise instructions for coding agents working on it.{}",
+            if args.is_empty() { String::new() } else { format!(" Also: {args}") }
+        ))),
+        "review" => Some(Command::Prompt(format!(
+            "Review the uncommitted changes: run `git status` and `git diff` (and `git diff --staged`), read what \
+             you need around them, and report bugs, risks and improvements, most important first.{}",
+            if args.is_empty() { String::new() } else { format!(" Focus on: {args}") }
+        ))),
+        _ => None,
+    }
+}
+
+/// The instruction used to compact a conversation.
+pub const COMPACT_PROMPT: &str = "Summarize the conversation so far for your own later use: the user's goals, \
+decisions made, files touched and their state, open questions and next steps. Be complete but concise; this \
+summary will replace the conversation.";
