@@ -38,7 +38,14 @@ export function createAgent(options = {}) {
       keepAlive = null;
     }
   };
+  let ended;
+  const endOfStream = new Promise((resolve) => (ended = resolve));
   const onMessage = (text) => {
+    if (text === "") {
+      // The agent's last message has been delivered.
+      ended();
+      return;
+    }
     if (closed) return;
     try {
       const message = JSON.parse(text);
@@ -56,14 +63,29 @@ export function createAgent(options = {}) {
 
   let closing;
   function close() {
-    closing ??= agent.close().then(() => {
-      closed = true;
-      outstanding.clear();
-      track();
-      try {
-        controller.close();
-      } catch {}
-    });
+    // Resolves once the runtime is down and every message the agent sent has been delivered
+    // (the end-of-stream marker; bounded in case the host is tearing down).
+    closing ??= agent
+      .close()
+      .then(
+        () =>
+          new Promise((resolve) => {
+            // A live timer keeps Node running until the marker arrives.
+            const timer = setTimeout(resolve, 2000);
+            endOfStream.then(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      )
+      .then(() => {
+        closed = true;
+        outstanding.clear();
+        track();
+        try {
+          controller.close();
+        } catch {}
+      });
     return closing;
   }
   const writable = new WritableStream({

@@ -12,8 +12,9 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** One in-process ACP agent. */
 export declare class NativeAgent {
   /**
-   * Starts an agent. `onMessage` receives each outgoing JSON-RPC message as JSON text;
-   * `onLog`, if given, receives formatted log lines.
+   * Starts an agent. `onMessage` receives each outgoing JSON-RPC message as JSON text, and
+   * one empty string once the agent has sent its last message; `onLog`, if given, receives
+   * formatted log lines.
    */
   constructor(options: AgentOptions | undefined | null, onMessage: (arg: string) => void, onLog?: ((arg: string) => void) | undefined | null)
   /** Sends one JSON-RPC message (JSON text) to the agent. */

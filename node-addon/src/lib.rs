@@ -76,8 +76,9 @@ pub struct NativeAgent {
 
 #[napi]
 impl NativeAgent {
-    /// Starts an agent. `onMessage` receives each outgoing JSON-RPC message as JSON text;
-    /// `onLog`, if given, receives formatted log lines.
+    /// Starts an agent. `onMessage` receives each outgoing JSON-RPC message as JSON text, and
+    /// one empty string once the agent has sent its last message; `onLog`, if given, receives
+    /// formatted log lines.
     #[napi(constructor)]
     pub fn new(
         options: Option<AgentOptions>,
@@ -125,9 +126,11 @@ impl NativeAgent {
                 // NonBlocking: the queue is unbounded, so this never waits on the JS thread.
                 let status = on_message.call(message, ThreadsafeFunctionCallMode::NonBlocking);
                 if status != Status::Ok {
-                    break;
+                    return;
                 }
             }
+            // End of stream: an empty message, after every real one (calls keep their order).
+            on_message.call(String::new(), ThreadsafeFunctionCallMode::NonBlocking);
         });
         Ok(Self {
             to_agent: Mutex::new(Some(peer.to_agent)),

@@ -1,7 +1,7 @@
 // The in-process agent (napi addon + `corvid-acp` package) driven by the official SDKs.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -47,6 +47,41 @@ test("a full prompt turn in-process through SDK 2.x, every message schema-valid"
   assert.ok(updates.some((u) => u.sessionUpdate === "agent_thought_chunk"));
   await stream.close();
   conn.close();
+  assert.deepEqual(stream.violations, []);
+});
+
+test("tool calls in-process, with the permission request answered from JS", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "corvid-addon-ws-"));
+  fake.script("INPROC-TOOLS", {
+    steps: [
+      { toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "from the addon\n" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "denied.txt", content: "no" } }] },
+      { chunks: [{ content: "Wrote one file." }] },
+    ],
+  });
+  const stream = tapStream(createAgent(options()));
+  const updates = [];
+  const asked = [];
+  const conn = acp
+    .client({ name: "addon-tools" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params.update))
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      asked.push(params);
+      const optionId = params.toolCall.rawInput.path === "hello.txt" ? "allow_once" : "reject_once";
+      return { outcome: { outcome: "selected", optionId } };
+    })
+    .connect(stream);
+  await conn.agent.request("initialize", INIT);
+  const { sessionId } = await conn.agent.request("session/new", { cwd: ws, mcpServers: [] });
+  const res = await conn.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "INPROC-TOOLS" }] });
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(asked.length, 2);
+  assert.equal(readFileSync(join(ws, "hello.txt"), "utf8"), "from the addon\n");
+  assert.equal(existsSync(join(ws, "denied.txt")), false);
+  const finals = updates.filter((u) => u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed"));
+  assert.deepEqual(finals.map((u) => u.status), ["completed", "failed"]);
+  assert.equal(finals[0].content[0].type, "diff");
+  await stream.close();
   assert.deepEqual(stream.violations, []);
 });
 
@@ -136,7 +171,7 @@ function runScript(source, { timeoutMs = 15000 } = {}) {
 const scriptPrelude = `
 import { createAgent } from "corvid-acp";
 import * as acp from "@agentclientprotocol/sdk";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 const dir = mkdtempSync(join(tmpdir(), "corvid-s-"));

@@ -401,3 +401,46 @@ test("slash commands: advertised after session/new; /review becomes an instructi
   assert.ok(carried.length < before, `${carried.length} < ${before}`);
   await t.done();
 });
+
+test("always answers are durable across processes, listable and revocable", async () => {
+  const { root } = workspace();
+  const env = agentEnv({ fake });
+  const first = spawnAgent({ env });
+  await first.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const sessionId = (await first.request("n", "session/new", { cwd: root, mcpServers: [] })).result.sessionId;
+  fake.script("DURABLE-1", { steps: [call("write_file", { path: "kept.txt", content: "1" }), say("ok")] });
+  first.send({ jsonrpc: "2.0", id: "p", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "DURABLE-1" }] } });
+  const ask = await first.waitFor((f) => f.method === "session/request_permission");
+  first.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_always" } } });
+  await first.waitFor((f) => f.id === "p", 10000);
+  await first.stop();
+
+  const second = spawnAgent({ env });
+  await second.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await second.request("l", "session/load", { sessionId, cwd: root, mcpServers: [] });
+  fake.script("DURABLE-2", { steps: [call("write_file", { path: "kept.txt", content: "2" }), say("ok")] });
+  const r = await second.request("p2", "session/prompt", { sessionId, prompt: [{ type: "text", text: "DURABLE-2" }] }, 10000);
+  assert.equal(r.result.stopReason, "end_turn");
+  assert.equal(second.frames.filter((f) => f.method === "session/request_permission").length, 0, "the rule survived the restart");
+  assert.equal(readFileSync(join(root, "kept.txt"), "utf8"), "2");
+
+  const listed = await second.request("ls", "_corvid/permissions/list", { sessionId });
+  assert.equal(listed.result.rules.length, 1);
+  const rule = listed.result.rules[0];
+  assert.equal(rule.tool, "write_file");
+  assert.equal(rule.scope, join(root, "kept.txt"));
+  assert.equal(rule.decision, "allow");
+  assert.deepEqual((await second.request("rv", "_corvid/permissions/revoke", { sessionId, id: rule.id })).result, {});
+  assert.equal((await second.request("ls2", "_corvid/permissions/list", { sessionId })).result.rules.length, 0);
+  const again = await second.request("rv2", "_corvid/permissions/revoke", { sessionId, id: rule.id });
+  assert.equal(again.error.code, -32602);
+
+  fake.script("DURABLE-3", { steps: [call("write_file", { path: "kept.txt", content: "3" }), say("ok")] });
+  second.send({ jsonrpc: "2.0", id: "p3", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "DURABLE-3" }] } });
+  const asked = await second.waitFor((f) => f.method === "session/request_permission", 5000, "a question after revoking");
+  second.send({ jsonrpc: "2.0", id: asked.id, result: { outcome: { outcome: "selected", optionId: "reject_once" } } });
+  await second.waitFor((f) => f.id === "p3", 10000);
+  assert.equal(readFileSync(join(root, "kept.txt"), "utf8"), "2");
+  await second.stop();
+  assert.deepEqual([...first.violations, ...second.violations], []);
+});

@@ -323,6 +323,9 @@ impl Handler for Agent {
             "session/resume" => this.restore("session/resume", params, false).boxed(),
             "session/list" => this.list_sessions(params).boxed(),
             "session/delete" => this.delete_session(params).boxed(),
+            // Corvid extensions: durable "always" permission answers, listable and revocable.
+            "_corvid/permissions/list" => this.list_rules(params).boxed(),
+            "_corvid/permissions/revoke" => this.revoke_rule(params).boxed(),
             // ZeroClaw compatibility.
             "session/stop" => this.stop_session(params).boxed(),
             other => futures_util::future::ready(Err(RpcError::MethodNotFound(other.to_string()))).boxed(),

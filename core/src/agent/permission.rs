@@ -12,6 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::Session;
 use crate::rpc::{Peer, RpcError};
+use crate::store::time::now_rfc3339;
+use crate::store::writer::{LedgerTx, Record};
 use crate::tools::{Announce, Needs};
 
 /// The session modes, in the order offered.
@@ -57,6 +59,8 @@ session mode to `auto-edit` or `full` to let Corvid act without asking.";
 
 pub struct Asker<'a> {
     pub peer: &'a Peer,
+    /// Where "always" answers are made durable.
+    pub ledger: &'a LedgerTx,
     pub deadline: Duration,
     pub cancel: &'a CancellationToken,
 }
@@ -141,11 +145,11 @@ pub async fn decide(
             match option {
                 "allow_once" => (Decision::Allow, None),
                 "allow_always" => {
-                    session.state().rules.push(Rule { tool: tool.into(), scope, allow: true });
+                    remember_rule(session, asker.ledger, Rule { tool: tool.into(), scope, allow: true }).await;
                     (Decision::Allow, None)
                 }
                 "reject_always" => {
-                    session.state().rules.push(Rule { tool: tool.into(), scope, allow: false });
+                    remember_rule(session, asker.ledger, Rule { tool: tool.into(), scope, allow: false }).await;
                     (Decision::Reject("the user declined (always)".into()), None)
                 }
                 _ => (Decision::Reject("the user declined".into()), None),
@@ -153,6 +157,19 @@ pub async fn decide(
         }
         _ => (Decision::Reject("the permission answer was not understood".into()), None),
     }
+}
+
+/// Keeps an "always" answer for the session, in memory and in the store.
+async fn remember_rule(session: &Session, ledger: &LedgerTx, rule: Rule) {
+    let record = Record::Rule {
+        session_id: session.id.clone(),
+        tool: rule.tool.clone(),
+        scope: rule.scope.clone(),
+        allow: rule.allow,
+        at: now_rfc3339(),
+    };
+    session.state().rules.push(rule);
+    ledger.push(record).await;
 }
 
 fn always_label(needs: &Needs, allow: bool) -> String {

@@ -73,6 +73,12 @@ impl Agent {
             state.model = source.default_model.clone();
         }
         let session = Arc::new(Session::restore(id.clone(), roots, source, state));
+        session.state().rules = store
+            .rules(&id)
+            .await?
+            .into_iter()
+            .map(|r| super::permission::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
+            .collect();
         self.close_interrupted_turns(&store, &session).await?;
 
         if replay {
@@ -187,6 +193,40 @@ impl Agent {
         super::to_value(&acp::DeleteSessionResponse::new())
     }
 
+    /// `_corvid/permissions/list`: the session's durable "always" answers.
+    pub(super) async fn list_rules(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "_corvid/permissions/list";
+        let req: RuleListRequest = super::params::parse(M, params)?;
+        let store = self.store(M).await?;
+        let rules: Vec<Value> = store
+            .rules(&req.session_id)
+            .await?
+            .into_iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id, "tool": r.tool, "scope": r.scope,
+                    "decision": if r.allow { "allow" } else { "reject" }, "createdAt": r.created_at,
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({ "rules": rules }))
+    }
+
+    /// `_corvid/permissions/revoke`: forgets one "always" answer, in the store and the live session.
+    pub(super) async fn revoke_rule(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        const M: &str = "_corvid/permissions/revoke";
+        let req: RuleRevokeRequest = super::params::parse(M, params)?;
+        let store = self.store(M).await?;
+        let Some(rule) = store.revoke_rule(&req.session_id, req.id).await? else {
+            return Err(RpcError::invalid_params(M, format!("id: no rule {} in force for this session", req.id)));
+        };
+        if let Ok(session) = self.sessions.get(&req.session_id) {
+            let revoked = super::permission::Rule { tool: rule.tool, scope: rule.scope, allow: rule.allow };
+            session.state().rules.retain(|r| *r != revoked);
+        }
+        Ok(serde_json::json!({}))
+    }
+
     /// ZeroClaw's `session/stop`: the running turn finishes, then the session is closed.
     pub(super) async fn stop_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::CloseSessionRequest = super::params::parse("session/stop", params)?;
@@ -201,6 +241,19 @@ impl Agent {
         self.sessions.remove(&session.id);
         Ok(serde_json::json!({}))
     }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleListRequest {
+    session_id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleRevokeRequest {
+    session_id: String,
+    id: i64,
 }
 
 async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, RpcError> {

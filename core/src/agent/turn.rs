@@ -404,7 +404,7 @@ async fn run_tool_call(
 
     // The tool card must be on screen before the permission question.
     ctx.ledger.flush().await;
-    let asker = Asker { peer: &ctx.peer, deadline: ctx.config.permission_timeout, cancel };
+    let asker = Asker { peer: &ctx.peer, ledger: &ctx.ledger, deadline: ctx.config.permission_timeout, cancel };
     let (decision, note) = permission::decide(session, name, &id, &announce, &args, &asker).await;
     if let Some(note) = note {
         let chunk = text_chunk(format!("\n\n{note}\n\n"), &uuid::Uuid::new_v4().to_string());

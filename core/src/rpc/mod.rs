@@ -66,12 +66,16 @@ pub trait Handler: Send + Sync + 'static {
         false
     }
 
-    /// The connection is ending: cancel running work. The future resolves once it has wound down.
+    /// The connection is ending: cancel running work now (synchronously). The returned future
+    /// is awaited after in-flight requests have finished, for final clean-up.
     fn shutdown(&self) -> BoxFuture<'static, ()>;
 }
 
-/// How long shutdown waits for turns and request tasks to wind down before giving up.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(600);
+/// How long shutdown waits for turns and request tasks to wind down before giving up
+/// (the process must be gone within 1 s of losing its client).
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
+/// How long the handler's final drain (e.g. the store flush) may take after that.
+const DRAIN_GRACE: Duration = Duration::from_millis(150);
 
 /// Serves one connection until the peer closes it or `shutdown` fires.
 pub async fn run_connection<H: Handler>(
@@ -181,10 +185,15 @@ pub async fn run_connection<H: Handler>(
     }
 
     tracing::debug!("connection ending; cancelling work");
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, handler.shutdown()).await;
+    // The handler cancels its work now; what it returns (e.g. a final flush) runs once the
+    // request tasks (turns answering `cancelled`) have had their chance to finish.
+    let drain = handler.shutdown();
     connection_gone.cancel();
     tasks.close();
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await;
+    if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await.is_err() {
+        tracing::warn!("some requests did not finish within the shutdown grace period");
+    }
+    let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
     peer.close();
 }
 

@@ -67,6 +67,16 @@ pub struct SessionRecord {
     pub mode: Option<String>,
 }
 
+/// A stored "always" permission answer.
+#[derive(Debug, Clone)]
+pub struct StoredRule {
+    pub id: i64,
+    pub tool: String,
+    pub scope: String,
+    pub allow: bool,
+    pub created_at: String,
+}
+
 /// A turn that was running when its process stopped.
 #[derive(Debug, Clone)]
 pub struct RunningTurn {
@@ -214,6 +224,41 @@ impl Store {
         rows.iter()
             .map(|r| Ok(RunningTurn { turn: r.try_get(0)?, owner: Owner { pid: r.try_get(1)?, start: r.try_get(2)? } }))
             .collect()
+    }
+
+    /// The session's "always" answers that are still in force, oldest first.
+    pub async fn rules(&self, session_id: &str) -> Result<Vec<StoredRule>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, tool, scope, decision, created_at FROM permission_rules \
+             WHERE (session_id = ? OR session_id IS NULL) AND revoked_at IS NULL ORDER BY id",
+        )
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(StoredRule {
+                    id: r.try_get(0)?,
+                    tool: r.try_get(1)?,
+                    scope: r.try_get(2)?,
+                    allow: r.try_get::<String, _>(3)? == "allow",
+                    created_at: r.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Revokes a rule of the session; returns it if it existed and was in force.
+    pub async fn revoke_rule(&self, session_id: &str, id: i64) -> Result<Option<StoredRule>, StoreError> {
+        let rule = self.rules(session_id).await?.into_iter().find(|r| r.id == id);
+        if rule.is_some() {
+            sqlx::query("UPDATE permission_rules SET revoked_at = ? WHERE id = ?")
+                .bind(time::now_rfc3339())
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(rule)
     }
 
     /// SQLite's own consistency check (`ok` when healthy).

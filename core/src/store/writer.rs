@@ -56,6 +56,14 @@ pub enum Record {
         role: &'static str,
         content: String,
     },
+    /// An "always" permission answer.
+    Rule {
+        session_id: String,
+        tool: String,
+        scope: String,
+        allow: bool,
+        at: String,
+    },
     /// Replaces the whole stored model context (after `/compact`).
     ReplaceMessages {
         session_id: String,
@@ -213,6 +221,18 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                     .execute(&mut *tx)
                     .await?;
                 touched.insert(session_id.as_str());
+            }
+            Record::Rule { session_id, tool, scope, allow, at } => {
+                sqlx::query(
+                    "INSERT INTO permission_rules (session_id, tool, scope, decision, created_at) VALUES (?, ?, ?, ?, ?)",
+                )
+                .bind(session_id)
+                .bind(tool)
+                .bind(scope)
+                .bind(if *allow { "allow" } else { "reject" })
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
             }
             Record::ReplaceMessages { session_id, messages } => {
                 sqlx::query("DELETE FROM messages WHERE session_id = ?").bind(session_id).execute(&mut *tx).await?;
