@@ -444,3 +444,28 @@ test("always answers are durable across processes, listable and revocable", asyn
   await second.stop();
   assert.deepEqual([...first.violations, ...second.violations], []);
 });
+
+test("kill -9 during a tool call: on load the open tool call is marked failed, with a note", async () => {
+  const { root } = workspace();
+  const env = agentEnv({ fake, config: "" });
+  const a = spawnAgent({ env });
+  await a.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const sessionId = (await a.request("n", "session/new", { cwd: root, mcpServers: [] })).result.sessionId;
+  await a.request("m", "session/set_config_option", { sessionId, configId: "mode", value: "full" });
+  fake.script("CRASH-IN-TOOL", { steps: [call("run_command", { command: "sleep 30" }), say("never")] });
+  a.send({ jsonrpc: "2.0", id: "p", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "CRASH-IN-TOOL" }] } });
+  await a.waitFor((f) => f.params?.update?.status === "in_progress", 5000);
+  a.child.kill("SIGKILL");
+  await a.exited;
+
+  const b = spawnAgent({ env });
+  await b.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await b.request("l", "session/load", { sessionId, cwd: root, mcpServers: [] });
+  const replay = b.updates(sessionId);
+  const last = replay.filter((u) => u.toolCallId === "t1-1").at(-1);
+  assert.equal(last.sessionUpdate, "tool_call_update");
+  assert.equal(last.status, "failed");
+  assert.match(replay.at(-1).content.text, /interrupted/);
+  await b.stop();
+  assert.deepEqual([...a.violations, ...b.violations], []);
+});
