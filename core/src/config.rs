@@ -13,6 +13,8 @@ use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 /// Where a local Ollama answers when nothing else is configured.
 pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
+/// Context window assumed when the config does not say (tokens).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -49,6 +51,8 @@ struct ProviderSection {
     models: Vec<String>,
     max_retries: Option<u32>,
     stall_timeout_secs: Option<u64>,
+    /// The model's context window in tokens, reported as `size` in `usage_update`.
+    context_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -100,6 +104,8 @@ pub struct Config {
     pub max_retries: u32,
     /// A model stream silent for this long is treated as failed.
     pub stall_timeout: Duration,
+    /// The model's context window (tokens), for `usage_update`.
+    pub context_window: u64,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
 }
@@ -192,6 +198,7 @@ impl Config {
             forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
             max_retries: section.max_retries.unwrap_or(3),
             stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
+            context_window: section.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
             source,
         })
     }
@@ -213,6 +220,7 @@ impl Default for Config {
             forbidden_paths: crate::tools::Jail::default_forbidden(None),
             max_retries: 3,
             stall_timeout: Duration::from_secs(120),
+            context_window: DEFAULT_CONTEXT_WINDOW,
             source: None,
         }
     }

@@ -90,6 +90,10 @@ test("read_file: announced with kind, title and location, then completed with th
   assert.deepEqual(rest.map((u) => u.status), ["in_progress", "completed"]);
   assert.match(rest[1].content[0].content.text, /println!\("hi"\)/);
   assert.equal(t.asked.length, 0, "reads never ask");
+  // After each model request: how full the context is (the fake reports 10 + 5 tokens).
+  const usage = t.updates().filter((u) => u.sessionUpdate === "usage_update");
+  assert.ok(usage.length >= 1);
+  assert.deepEqual(usage.at(-1), { sessionUpdate: "usage_update", used: 15, size: 128000 });
   assert.match(lastToolResult(), /1\tfn main\(\) \{/);
   // The model saw the tools it may use.
   assert.deepEqual(

@@ -304,8 +304,11 @@ async fn stream_step(
                 continue;
             }
             Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
-                tracing::debug!(input_tokens, output_tokens, "model usage");
-                continue;
+                // How full the context is after this request: what was sent plus the answer.
+                acp::SessionUpdate::UsageUpdate(acp::UsageUpdate::new(
+                    input_tokens + output_tokens,
+                    ctx.config.context_window,
+                ))
             }
             Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
                 let entry = partial.entry(index).or_default();
