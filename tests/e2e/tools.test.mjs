@@ -1,6 +1,7 @@
 // The agent does real work: tool calls on real files in temp dirs, scripted by the fake model,
 // with permissions, modes and the workspace jail. Every frame is schema-validated.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,7 +99,7 @@ test("read_file: announced with kind, title and location, then completed with th
   // The model saw the tools it may use.
   assert.deepEqual(
     fake.requests.at(-1).body.tools.map((x) => x.function.name),
-    ["read_file", "list_directory", "glob", "search", "write_file", "edit_file", "run_command", "update_plan"],
+    ["read_file", "list_directory", "glob", "search", "write_file", "edit_file", "run_command", "deliver_file", "update_plan"],
   );
   await t.done();
 });
@@ -472,4 +473,23 @@ test("kill -9 during a tool call: on load the open tool call is marked failed, w
   assert.match(replay.at(-1).content.text, /interrupted/);
   await b.stop();
   assert.deepEqual([...a.violations, ...b.violations], []);
+});
+
+test("deliver_file embeds the file as a blob named by its sha256", async () => {
+  const { root } = workspace();
+  const bytes = Buffer.from([0, 1, 2, 250, 251, 252, 10, 13]);
+  writeFileSync(join(root, "report.bin"), bytes);
+  const t = await setup(root);
+  await t.turn([call("deliver_file", { path: "report.bin" }), say("ok")]);
+  const done = t.toolUpdates("t1-1").at(-1);
+  assert.equal(done.status, "completed");
+  const block = done.content[0].content;
+  assert.equal(block.type, "resource");
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  assert.equal(block.resource.uri, `attachment://deliver/${sha}.bin`);
+  assert.deepEqual(Buffer.from(block.resource.blob, "base64"), bytes);
+  assert.match(lastToolResult(), /Delivered report\.bin \(8 bytes\)/);
+  await t.turn([call("deliver_file", { path: "../outside/secret.txt" }), say("ok")]);
+  assert.match(lastToolResult(), /outside the session's folders/);
+  await t.done();
 });

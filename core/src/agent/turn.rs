@@ -498,6 +498,7 @@ async fn execute(
                     "search" => tools::search::search(&args, &jail),
                     "write_file" => tools::fs::write_file(&args, &jail),
                     "edit_file" => tools::fs::edit_file(&args, &jail),
+                    "deliver_file" => tools::deliver::deliver(&args, &jail),
                     other => Err(tools::ToolError::Unknown(other.to_string())),
                 };
                 out.map(|o| (o, true))

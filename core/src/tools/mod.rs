@@ -1,5 +1,6 @@
 //! Built-in tools: what the model can do in the workspace, all behind the jail.
 
+pub mod deliver;
 pub mod fs;
 pub mod jail;
 pub mod plan;
@@ -112,6 +113,11 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type":"object","properties":{"command":{"type":"string"},"timeout_secs":{"type":"integer","minimum":1}},"required":["command"]}),
         ),
         f(
+            "deliver_file",
+            "Hand a file from the workspace to the user as an attachment (at most 10 MB).",
+            json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+        ),
+        f(
             "update_plan",
             "Show the user your plan as a checklist. Send the full list every time.",
             json!({"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"priority":{"type":"string","enum":["high","medium","low"]},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["entries"]}),
@@ -128,6 +134,7 @@ pub fn announce(name: &str, args: &Value, jail: &Jail) -> Result<Announce, ToolE
         "search" => search::announce_search(args, jail),
         "write_file" | "edit_file" => fs::announce_change(name, args, jail),
         "run_command" => shell::announce(args),
+        "deliver_file" => deliver::announce(args, jail),
         "update_plan" => Ok(Announce {
             kind: acp::ToolKind::Think,
             title: "Update plan".into(),
