@@ -175,29 +175,30 @@ impl Store {
 
     /// The ledger's payloads, in order.
     pub async fn events(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT payload FROM events WHERE session_id = ? ORDER BY seq")
-            .bind(session_id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| r.try_get::<String, _>(0).map_err(StoreError::from)).collect()
+        let query = sqlx::query("SELECT payload FROM events WHERE session_id = ? ORDER BY seq").bind(session_id);
+        self.texts(query).await
     }
 
     /// Payloads emitted by one turn, in order.
     pub async fn turn_events(&self, session_id: &str, turn: i64) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT payload FROM events WHERE session_id = ? AND turn = ? ORDER BY seq")
+        let query = sqlx::query("SELECT payload FROM events WHERE session_id = ? AND turn = ? ORDER BY seq")
             .bind(session_id)
-            .bind(turn)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| r.try_get::<String, _>(0).map_err(StoreError::from)).collect()
+            .bind(turn);
+        self.texts(query).await
     }
 
     /// The model-context messages (JSON), in order.
     pub async fn messages(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT content FROM messages WHERE session_id = ? ORDER BY seq")
-            .bind(session_id)
-            .fetch_all(&self.pool)
-            .await?;
+        let query = sqlx::query("SELECT content FROM messages WHERE session_id = ? ORDER BY seq").bind(session_id);
+        self.texts(query).await
+    }
+
+    /// The first (text) column of every row of `query`.
+    async fn texts<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+    ) -> Result<Vec<String>, StoreError> {
+        let rows = query.fetch_all(&self.pool).await?;
         rows.iter().map(|r| r.try_get::<String, _>(0).map_err(StoreError::from)).collect()
     }
 
