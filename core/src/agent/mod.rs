@@ -1,5 +1,6 @@
 //! The ACP agent: method handlers on top of the RPC layer.
 
+mod client_features;
 mod commands;
 mod instructions;
 mod ledger;
@@ -25,6 +26,7 @@ use crate::rpc::{Handler, Peer, RequestContext, RpcError};
 use crate::store::PendingStore;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::{self, LedgerTx, Record};
+use client_features::ClientFeatures;
 use model_source::ModelSourceResolver;
 use params::parse;
 use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions};
@@ -44,7 +46,7 @@ pub struct Agent {
     http: std::sync::OnceLock<reqwest::Client>,
     sources: ModelSourceResolver,
     sessions: Sessions,
-    client_capabilities: Mutex<Option<acp::ClientCapabilities>>,
+    client: Mutex<ClientFeatures>,
 }
 
 pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
@@ -62,8 +64,12 @@ impl Agent {
             http: std::sync::OnceLock::new(),
             sources: ModelSourceResolver::new(),
             sessions: Sessions::default(),
-            client_capabilities: Mutex::new(None),
+            client: Mutex::new(ClientFeatures::default()),
         })
+    }
+
+    fn client_features(&self) -> ClientFeatures {
+        self.client.lock().map(|f| *f).unwrap_or_default()
     }
 
     fn http(&self) -> &reqwest::Client {
@@ -73,8 +79,9 @@ impl Agent {
     async fn initialize(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::InitializeRequest = parse("initialize", params)?;
         let store = self.store.clone().await;
-        if let Ok(mut caps) = self.client_capabilities.lock() {
-            *caps = Some(req.client_capabilities.clone());
+        let client = ClientFeatures::from(&req.client_capabilities);
+        if let Ok(mut features) = self.client.lock() {
+            *features = client;
         }
         // Corvid speaks v1 only; any other requested version is answered with 1 (the client
         // decides whether it can live with that).
@@ -194,6 +201,7 @@ impl Agent {
                 peer: this.peer.clone(),
                 http: this.http().clone(),
                 config: this.config.clone(),
+                client: this.client_features(),
             };
             let stop = run_turn(claim, prompt, turn_ctx).await?;
             to_value(&acp::PromptResponse::new(stop))

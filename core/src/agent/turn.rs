@@ -11,6 +11,7 @@ use std::time::Duration;
 use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
+use super::client_features::ClientFeatures;
 use super::commands::{self, COMPACT_PROMPT, Command};
 use super::instructions;
 use super::ledger::{emit, record_message, text_chunk};
@@ -31,6 +32,7 @@ pub struct TurnContext {
     pub peer: Peer,
     pub http: reqwest::Client,
     pub config: Arc<Config>,
+    pub client: ClientFeatures,
 }
 
 /// The prompt as the turn receives it.
@@ -465,26 +467,48 @@ async fn execute(
             let raw = serde_json::json!({ "entries": count });
             Ok((tools::Output::text(format!("Plan updated ({count} entries)"), raw), true))
         }
-        "run_command" => {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-            let run = tools::shell::run(args, jail, tx, cancel);
-            tokio::pin!(run);
-            // Stream output into the tool card, at most every 100 ms.
-            let mut last_sent = tokio::time::Instant::now();
-            let mut pending: Option<String> = None;
-            loop {
-                tokio::select! {
-                    result = &mut run => return result,
-                    Some(text) = rx.recv() => pending = Some(text),
-                    () = tokio::time::sleep(Duration::from_millis(100)), if pending.is_some() => {}
-                }
-                if last_sent.elapsed() >= Duration::from_millis(100)
-                    && let Some(text) = pending.take()
-                {
-                    let fields = acp::ToolCallUpdateFields::new()
-                        .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(text))]);
-                    tool_update(ctx, session, turn, id, fields).await;
-                    last_sent = tokio::time::Instant::now();
+        "run_command" if ctx.client.terminal => {
+            let client = tools::terminal::ClientTerminal {
+                peer: ctx.peer.clone(),
+                session_id: session.id.clone(),
+                deadline: ctx.config.client_request_timeout,
+            };
+            let created = async |terminal_id: &str| {
+                let terminal = acp::ToolCallContent::Terminal(acp::Terminal::new(terminal_id.to_string()));
+                tool_update(ctx, session, turn, id, acp::ToolCallUpdateFields::new().content(vec![terminal])).await;
+                // On screen before the command can finish and the terminal be released.
+                ctx.ledger.flush().await;
+            };
+            tools::terminal::run(args, jail, &client, created, cancel).await
+        }
+        "run_command" => run_local_command(ctx, session, turn, id, args, jail, cancel).await,
+        "read_file" | "write_file" | "edit_file" => {
+            let files = files_for(ctx, session);
+            let out = match name {
+                "read_file" => tools::fs::read_file(args, jail, &files).await,
+                "write_file" => tools::fs::write_file(args, jail, &files).await,
+                _ => tools::fs::edit_file(args, jail, &files).await,
+            };
+            out.map(|o| (o, true))
+        }
+        "ask_user" => {
+            let how = tools::ask::Asking {
+                peer: &ctx.peer,
+                session_id: &session.id,
+                tool_call_id: id,
+                deadline: ctx.config.permission_timeout,
+                form: ctx.client.elicitation_form,
+            };
+            let answer = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(tools::ToolError::Failed("cancelled".into())),
+                a = tools::ask::ask(args, &how) => a?,
+            };
+            match answer {
+                tools::ask::Answer::Said(output) => Ok((output, true)),
+                tools::ask::Answer::Cancelled => {
+                    cancel.cancel();
+                    Err(tools::ToolError::Failed("cancelled".into()))
                 }
             }
         }
@@ -492,12 +516,9 @@ async fn execute(
             let (name, args, jail) = (name.to_string(), args.clone(), jail.clone());
             tokio::task::spawn_blocking(move || {
                 let out = match name.as_str() {
-                    "read_file" => tools::fs::read_file(&args, &jail),
                     "list_directory" => tools::fs::list_directory(&args, &jail),
                     "glob" => tools::search::glob(&args, &jail),
                     "search" => tools::search::search(&args, &jail),
-                    "write_file" => tools::fs::write_file(&args, &jail),
-                    "edit_file" => tools::fs::edit_file(&args, &jail),
                     "deliver_file" => tools::deliver::deliver(&args, &jail),
                     other => Err(tools::ToolError::Unknown(other.to_string())),
                 };
@@ -505,6 +526,52 @@ async fn execute(
             })
             .await
             .unwrap_or_else(|e| Err(tools::ToolError::Failed(format!("the tool crashed: {e}"))))
+        }
+    }
+}
+
+/// Where the file tools read and write for this session: the editor when it offers, else disk.
+fn files_for(ctx: &TurnContext, session: &Session) -> tools::files::Files {
+    if !ctx.client.read_text_file && !ctx.client.write_text_file {
+        return tools::files::Files::Disk;
+    }
+    tools::files::Files::Client(tools::files::ClientFiles {
+        peer: ctx.peer.clone(),
+        session_id: session.id.clone(),
+        deadline: ctx.config.client_request_timeout,
+        read: ctx.client.read_text_file,
+        write: ctx.client.write_text_file,
+    })
+}
+
+/// run_command on this machine, its output streamed into the tool card at most every 100 ms.
+async fn run_local_command(
+    ctx: &TurnContext,
+    session: &Session,
+    turn: i64,
+    id: &str,
+    args: &serde_json::Value,
+    jail: &Jail,
+    cancel: &CancellationToken,
+) -> Result<(tools::Output, bool), tools::ToolError> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let run = tools::shell::run(args, jail, tx, cancel);
+    tokio::pin!(run);
+    let mut last_sent = tokio::time::Instant::now();
+    let mut pending: Option<String> = None;
+    loop {
+        tokio::select! {
+            result = &mut run => return result,
+            Some(text) = rx.recv() => pending = Some(text),
+            () = tokio::time::sleep(Duration::from_millis(100)), if pending.is_some() => {}
+        }
+        if last_sent.elapsed() >= Duration::from_millis(100)
+            && let Some(text) = pending.take()
+        {
+            let fields = acp::ToolCallUpdateFields::new()
+                .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(text))]);
+            tool_update(ctx, session, turn, id, fields).await;
+            last_sent = tokio::time::Instant::now();
         }
     }
 }

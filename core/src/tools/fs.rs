@@ -1,17 +1,14 @@
 //! File tools: read_file, list_directory, write_file, edit_file.
 
-use std::io::{Read, Write};
-
 use agent_client_protocol_schema::v1 as acp;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::files::Files;
 use super::{Announce, Jail, Needs, Output, ToolError, display, location, parse_args};
 
 /// Most lines returned by one read.
 const READ_LINES: usize = 2000;
-/// Most bytes of a file read at all.
-const READ_BYTES: u64 = 4 * 1024 * 1024;
 const LIST_MAX: usize = 1000;
 
 #[derive(Deserialize)]
@@ -58,16 +55,18 @@ pub fn announce_read(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
     })
 }
 
-pub fn read_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+pub async fn read_file(args: &Value, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
     let a: ReadArgs = parse_args("read_file", args)?;
-    let (path, file) = jail.open_read(&a.path)?;
-    let mut bytes = Vec::new();
-    file.take(READ_BYTES).read_to_end(&mut bytes).map_err(|e| ToolError::Failed(format!("{}: {e}", a.path)))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{} is not a UTF-8 text file", a.path)))?;
+    let (path, text) = files.read(jail, &a.path).await?;
+    let text = text.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
+    Ok(numbered(&path, &text, a.offset, a.limit))
+}
+
+/// The requested lines, numbered, with a note on how to read on when more remain.
+fn numbered(path: &std::path::Path, text: &str, offset: Option<usize>, limit: Option<usize>) -> Output {
     let lines: Vec<&str> = text.lines().collect();
-    let start = a.offset.unwrap_or(1).max(1);
-    let limit = a.limit.unwrap_or(READ_LINES).min(READ_LINES);
+    let start = offset.unwrap_or(1).max(1);
+    let limit = limit.unwrap_or(READ_LINES).min(READ_LINES);
     let end = (start - 1 + limit).min(lines.len());
     let mut out = String::new();
     for (i, line) in lines.iter().enumerate().take(end).skip(start - 1) {
@@ -84,7 +83,7 @@ pub fn read_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
         out = format!("[the file has only {} lines]\n", lines.len());
     }
     let raw = json!({ "path": path, "lines": lines.len(), "shown": [start, end] });
-    Ok(Output::text(out, raw))
+    Output::text(out, raw)
 }
 
 pub fn announce_list(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
@@ -150,24 +149,6 @@ pub fn announce_change(tool: &str, args: &Value, jail: &Jail) -> Result<Announce
     })
 }
 
-fn read_existing(jail: &Jail, path: &str) -> Result<Option<String>, ToolError> {
-    match jail.open_read(path) {
-        Ok((_, mut f)) => {
-            let mut s = String::new();
-            f.read_to_string(&mut s).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
-            Ok(Some(s))
-        }
-        Err(super::JailError::Io { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
-fn write(jail: &Jail, path: &str, content: &str) -> Result<std::path::PathBuf, ToolError> {
-    let (resolved, mut file) = jail.open_write(path)?;
-    file.write_all(content.as_bytes()).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
-    Ok(resolved)
-}
-
 fn diff_output(resolved: &std::path::Path, old: Option<String>, new: String, summary: String) -> Output {
     let diff = acp::Diff::new(resolved.to_path_buf(), new).old_text(old);
     Output {
@@ -177,10 +158,10 @@ fn diff_output(resolved: &std::path::Path, old: Option<String>, new: String, sum
     }
 }
 
-pub fn write_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+pub async fn write_file(args: &Value, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
     let a: WriteArgs = parse_args("write_file", args)?;
-    let old = read_existing(jail, &a.path)?;
-    let resolved = write(jail, &a.path, &a.content)?;
+    let (_, old) = files.read(jail, &a.path).await?;
+    let resolved = files.write(jail, &a.path, &a.content).await?;
     let summary = match &old {
         Some(_) => format!("Wrote {} ({} bytes, replaced the previous content)", a.path, a.content.len()),
         None => format!("Created {} ({} bytes)", a.path, a.content.len()),
@@ -188,12 +169,13 @@ pub fn write_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     Ok(diff_output(&resolved, old, a.content, summary))
 }
 
-pub fn edit_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+pub async fn edit_file(args: &Value, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
     let a: EditArgs = parse_args("edit_file", args)?;
     if a.old_text.is_empty() {
         return Err(ToolError::Failed("old_text is empty: use write_file to create a file".into()));
     }
-    let old = read_existing(jail, &a.path)?.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
+    let (_, old) = files.read(jail, &a.path).await?;
+    let old = old.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
     let count = old.matches(&a.old_text).count();
     match count {
         0 => {
@@ -211,6 +193,6 @@ pub fn edit_file(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
         }
     }
     let new = old.replacen(&a.old_text, &a.new_text, 1);
-    let resolved = write(jail, &a.path, &new)?;
+    let resolved = files.write(jail, &a.path, &new).await?;
     Ok(diff_output(&resolved, Some(old), new, format!("Edited {}", a.path)))
 }

@@ -1,11 +1,14 @@
 //! Built-in tools: what the model can do in the workspace, all behind the jail.
 
+pub mod ask;
 pub mod deliver;
+pub mod files;
 pub mod fs;
 pub mod jail;
 pub mod plan;
 pub mod search;
 pub mod shell;
+pub mod terminal;
 
 use agent_client_protocol_schema::v1 as acp;
 use serde::de::DeserializeOwned;
@@ -118,6 +121,11 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
         ),
         f(
+            "ask_user",
+            "Ask the user a question and wait for the answer. Offer choices when you can; use sparingly.",
+            json!({"type":"object","properties":{"question":{"type":"string"},"choices":{"type":"array","items":{"type":"string"},"maxItems":10}},"required":["question"]}),
+        ),
+        f(
             "update_plan",
             "Show the user your plan as a checklist. Send the full list every time.",
             json!({"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"priority":{"type":"string","enum":["high","medium","low"]},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["entries"]}),
@@ -135,6 +143,7 @@ pub fn announce(name: &str, args: &Value, jail: &Jail) -> Result<Announce, ToolE
         "write_file" | "edit_file" => fs::announce_change(name, args, jail),
         "run_command" => shell::announce(args),
         "deliver_file" => deliver::announce(args, jail),
+        "ask_user" => ask::announce(args),
         "update_plan" => Ok(Announce {
             kind: acp::ToolKind::Think,
             title: "Update plan".into(),

@@ -16,14 +16,21 @@ use super::{Announce, Jail, Needs, Output, ToolError, parse_args};
 const DEFAULT_TIMEOUT: u64 = 120;
 const MAX_TIMEOUT: u64 = 1800;
 /// Output kept for the model and the client (the tail, if longer).
-const OUTPUT_CAP: usize = 64 * 1024;
+pub(super) const OUTPUT_CAP: usize = 64 * 1024;
 /// Provider credentials never reach commands the model runs.
-const SECRET_VARS: &[&str] = &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+pub(super) const SECRET_VARS: &[&str] =
+    &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
 
 #[derive(Deserialize)]
-struct Args {
-    command: String,
+pub(super) struct Args {
+    pub command: String,
     timeout_secs: Option<u64>,
+}
+
+impl Args {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT).clamp(1, MAX_TIMEOUT))
+    }
 }
 
 pub fn announce(args: &Value) -> Result<Announce, ToolError> {
@@ -52,7 +59,7 @@ pub async fn run(
     cancel: &CancellationToken,
 ) -> Result<(Output, bool), ToolError> {
     let a: Args = parse_args("run_command", args)?;
-    let timeout = Duration::from_secs(a.timeout_secs.unwrap_or(DEFAULT_TIMEOUT).clamp(1, MAX_TIMEOUT));
+    let timeout = a.timeout();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
         .arg(&a.command)
@@ -103,13 +110,7 @@ pub async fn run(
         let _ = child.wait().await;
     }
     let text = String::from_utf8_lossy(&output).into_owned();
-    let (summary, ok, code) = match ended {
-        Ended::Exited(Some(0)) => ("exit code 0".to_string(), true, Some(0)),
-        Ended::Exited(Some(c)) => (format!("exit code {c}"), false, Some(c)),
-        Ended::Exited(None) => ("killed by a signal".to_string(), false, None),
-        Ended::TimedOut => (format!("timed out after {} s and was killed", timeout.as_secs()), false, None),
-        Ended::Cancelled => ("cancelled and killed".to_string(), false, None),
-    };
+    let (summary, ok, code) = outcome(&ended, timeout);
     let mut for_model = String::new();
     if dropped > 0 {
         for_model.push_str(&format!("[first {dropped} bytes of output dropped]\n"));
@@ -121,6 +122,17 @@ pub async fn run(
     for_model.push_str(&format!("[{summary}]"));
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": dropped });
     Ok((Output::text(for_model, raw), ok))
+}
+
+/// How an ending reads to the model: a summary, success, and the exit code if there is one.
+pub(super) fn outcome(ended: &Ended, timeout: Duration) -> (String, bool, Option<i32>) {
+    match ended {
+        Ended::Exited(Some(0)) => ("exit code 0".to_string(), true, Some(0)),
+        Ended::Exited(Some(c)) => (format!("exit code {c}"), false, Some(*c)),
+        Ended::Exited(None) => ("killed by a signal".to_string(), false, None),
+        Ended::TimedOut => (format!("timed out after {} s and was killed", timeout.as_secs()), false, None),
+        Ended::Cancelled => ("cancelled and killed".to_string(), false, None),
+    }
 }
 
 fn spawn_reader(pipe: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>, tx: mpsc::UnboundedSender<Vec<u8>>) {

@@ -1,0 +1,33 @@
+//! What the client said it can do at `initialize`, reduced to the switches Corvid acts on.
+//! Everything defaults to off: a feature is used only when advertised.
+
+use agent_client_protocol_schema::v1 as acp;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientFeatures {
+    /// `fs.readTextFile`: reads go through the editor (unsaved buffers included).
+    pub read_text_file: bool,
+    /// `fs.writeTextFile`: writes land in the editor.
+    pub write_text_file: bool,
+    /// `terminal`: commands run in the client's terminals.
+    pub terminal: bool,
+    /// `elicitation.form`: `ask_user` shows a form.
+    pub elicitation_form: bool,
+    /// `session.compaction`: `/compact` reports through `compaction_update`.
+    pub compaction: bool,
+    /// `auth.terminal`: a terminal auth method (`corvid login`) may be listed.
+    pub auth_terminal: bool,
+}
+
+impl From<&acp::ClientCapabilities> for ClientFeatures {
+    fn from(caps: &acp::ClientCapabilities) -> Self {
+        Self {
+            read_text_file: caps.fs.read_text_file,
+            write_text_file: caps.fs.write_text_file,
+            terminal: caps.terminal,
+            elicitation_form: caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()),
+            compaction: caps.session.as_ref().is_some_and(|s| s.compaction.is_some()),
+            auth_terminal: caps.auth.terminal,
+        }
+    }
+}
