@@ -111,8 +111,10 @@ async function withSession(root, ed, capabilities, fn) {
       fake.script(marker, { steps });
       return conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: marker }] });
     };
+    const prompt = (text) =>
+      conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
     const cancel = () => conn.agent.notify(acp.methods.agent.session.cancel, { sessionId });
-    await fn({ turn, cancel, agent, updates: () => agent.updates(sessionId), sessionId });
+    await fn({ turn, prompt, cancel, agent, updates: () => agent.updates(sessionId), sessionId });
     assert.deepEqual(agent.violations, [], "every frame is valid ACP");
   } finally {
     conn.close();
@@ -263,5 +265,31 @@ test("ask_user: without elicitation, choices become permission options; no choic
     reply = () => ({ outcome: { outcome: "cancelled" } });
     const r = await turn([call("ask_user", { question: "Which?", choices: ["a", "b"] }), say("never")]);
     assert.equal(r.stopReason, "cancelled", "a cancelled question ends the turn");
+  });
+});
+
+test("/compact reports through compaction_update when the client advertises session.compaction", async () => {
+  const { root } = workspace();
+  await withSession(root, editor(), { session: { compaction: {} } }, async ({ prompt, updates }) => {
+    fake.script("compaction question", { chunks: [{ content: "an answer" }] });
+    await prompt("compaction question");
+    fake.script("Summarize the conversation so far", { chunks: [{ content: "SUMMARY " }, { content: "of it" }] });
+    const before = updates().length;
+    assert.equal((await prompt("/compact")).stopReason, "end_turn");
+    const ups = updates().slice(before).filter((u) => u.sessionUpdate !== "user_message_chunk");
+    assert.deepEqual(ups.map((u) => u.sessionUpdate).filter((k) => k !== "usage_update"), [
+      "compaction_update",
+      "compaction_summary_chunk",
+      "compaction_summary_chunk",
+      "compaction_update",
+    ]);
+    const [start, , , end] = ups.filter((u) => u.sessionUpdate !== "usage_update");
+    assert.equal(start.status, "in_progress");
+    assert.equal(end.status, "completed");
+    assert.equal(end.compactionId, start.compactionId);
+    assert.deepEqual(end.summary, [{ type: "text", text: "SUMMARY of it" }]);
+    // The next request carries the summary instead of the conversation.
+    await prompt("next");
+    assert.match(fake.requests.at(-1).body.messages[1].content, /SUMMARY of it/);
   });
 });

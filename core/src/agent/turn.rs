@@ -153,7 +153,7 @@ async fn agent_loop(
     let mut calls_made = 0u32;
     for _request in 0..ctx.config.max_turn_requests {
         let mut text = String::new();
-        let step = stream_step(session, ctx, turn, model, &messages, &specs, cancel, &mut text).await;
+        let step = stream_step(session, ctx, turn, model, &messages, &specs, cancel, &mut text, TextAs::Message).await;
         let step = match step {
             Ok(Some(step)) => step,
             other => {
@@ -219,10 +219,35 @@ async fn compact(
     messages.extend(history.iter().cloned());
     messages.push(ChatMessage::user(COMPACT_PROMPT));
     let mut summary = String::new();
-    // The summary streams to the client like any answer, as a record of what was kept.
-    let step = stream_step(session, ctx, turn, &model, &messages, &[], cancel, &mut summary).await?;
-    if step.is_none() {
-        return Ok(acp::StopReason::Cancelled);
+    // Clients that know compaction get it as such; others see the summary as an answer.
+    let compaction_id = uuid::Uuid::new_v4().to_string();
+    let text_as = if ctx.client.compaction { TextAs::Compaction(&compaction_id) } else { TextAs::Message };
+    let report = async |status: acp::CompactionStatus, error: Option<String>, text: Option<&str>| {
+        if !ctx.client.compaction {
+            return;
+        }
+        let mut update = acp::CompactionUpdate::new(compaction_id.clone(), status);
+        if let Some(error) = error {
+            update = update.error(error);
+        }
+        if let Some(text) = text {
+            update = update.summary(vec![acp::ContentBlock::from(text.to_string())]);
+        }
+        emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::CompactionUpdate(update), true).await;
+    };
+    report(acp::CompactionStatus::InProgress, None, None).await;
+    let step = stream_step(session, ctx, turn, &model, &messages, &[], cancel, &mut summary, text_as).await;
+    match &step {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            // Still before the prompt's response, so the client can close the compaction.
+            report(acp::CompactionStatus::Cancelled, None, None).await;
+            return Ok(acp::StopReason::Cancelled);
+        }
+        Err(e) => {
+            report(acp::CompactionStatus::Failed, Some(e.to_string()), None).await;
+            step?;
+        }
     }
     let kept = ChatMessage::user(format!("Summary of the conversation so far:\n\n{summary}"));
     let stored = vec![("user", serde_json::to_string(&kept).unwrap_or_default())];
@@ -232,8 +257,12 @@ async fn compact(
         state.next_message_seq = 2;
     }
     ctx.ledger.push(Record::ReplaceMessages { session_id: session.id.clone(), messages: stored }).await;
-    let note = format!("\n\n_Compacted {} messages into this summary._", history.len());
-    emit(&ctx.ledger, session, Some(turn), &say(note), true).await;
+    if ctx.client.compaction {
+        report(acp::CompactionStatus::Completed, None, Some(&summary)).await;
+    } else {
+        let note = format!("\n\n_Compacted {} messages into this summary._", history.len());
+        emit(&ctx.ledger, session, Some(turn), &say(note), true).await;
+    }
     Ok(acp::StopReason::EndTurn)
 }
 
@@ -250,6 +279,14 @@ struct Step {
     finish: Option<FinishReason>,
 }
 
+/// How a streamed answer's text is shown.
+#[derive(Clone, Copy)]
+enum TextAs<'a> {
+    Message,
+    /// The summary of the compaction with this id (`compaction_summary_chunk`).
+    Compaction(&'a str),
+}
+
 /// Streams one model response to the client. `None` when cancelled.
 #[allow(clippy::too_many_arguments)]
 async fn stream_step(
@@ -261,6 +298,7 @@ async fn stream_step(
     specs: &[crate::provider::ToolSpec],
     cancel: &CancellationToken,
     text: &mut String,
+    text_as: TextAs<'_>,
 ) -> Result<Option<Step>, RpcError> {
     let retry = RetryPolicy {
         max_retries: ctx.config.max_retries,
@@ -298,7 +336,12 @@ async fn stream_step(
             Some(Err(e)) => return Err(RpcError::from(e)),
             Some(Ok(ModelEvent::Text(t))) => {
                 text.push_str(&t);
-                acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id))
+                match text_as {
+                    TextAs::Message => acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id)),
+                    TextAs::Compaction(id) => acp::SessionUpdate::CompactionSummaryChunk(
+                        acp::CompactionSummaryChunk::new(id.to_string(), acp::ContentBlock::from(t)),
+                    ),
+                }
             }
             Some(Ok(ModelEvent::Reasoning(r))) => acp::SessionUpdate::AgentThoughtChunk(text_chunk(r, &thought_id)),
             Some(Ok(ModelEvent::Finish(reason))) => {
