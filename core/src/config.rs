@@ -53,6 +53,12 @@ struct ProviderSection {
     stall_timeout_secs: Option<u64>,
     /// The model's context window in tokens, reported as `size` in `usage_update`.
     context_window: Option<u64>,
+    /// Price of a million input (prompt) tokens, in `currency`; enables `cost` in `usage_update`.
+    input_price_per_mtok: Option<f64>,
+    /// Price of a million output (completion) tokens.
+    output_price_per_mtok: Option<f64>,
+    /// ISO 4217 code of the prices (default USD).
+    currency: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -64,6 +70,10 @@ struct LimitsSection {
     permission_timeout_secs: Option<u64>,
     /// Replaces the default forbidden paths (~/.ssh, ~/.aws, ~/.gnupg, /etc, Corvid's config).
     forbidden_paths: Option<Vec<PathBuf>>,
+    /// Tokens (input + output, summed over every model request) one session may use.
+    max_session_tokens: Option<u64>,
+    /// What one session may cost, in the prices' currency (needs the prices).
+    max_session_cost: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -106,8 +116,33 @@ pub struct Config {
     pub stall_timeout: Duration,
     /// The model's context window (tokens), for `usage_update`.
     pub context_window: u64,
+    /// Token prices, when configured.
+    pub prices: Option<Prices>,
+    /// Per-session spending limits.
+    pub budget: Budget,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+}
+
+/// What tokens cost: per million, in `currency`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prices {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub currency: String,
+}
+
+impl Prices {
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok) / 1_000_000.0
+    }
+}
+
+/// Per-session limits; crossing one ends the turn with `max_tokens`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Budget {
+    pub max_tokens: Option<u64>,
+    pub max_cost: Option<f64>,
 }
 
 /// Abstracts the environment so tests can resolve a config without touching the process env.
@@ -199,6 +234,15 @@ impl Config {
             max_retries: section.max_retries.unwrap_or(3),
             stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
             context_window: section.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
+            prices: match (section.input_price_per_mtok, section.output_price_per_mtok) {
+                (None, None) => None,
+                (input, output) => Some(Prices {
+                    input_per_mtok: input.unwrap_or(0.0),
+                    output_per_mtok: output.unwrap_or(0.0),
+                    currency: section.currency.clone().unwrap_or_else(|| "USD".into()),
+                }),
+            },
+            budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
             source,
         })
     }
@@ -221,6 +265,8 @@ impl Default for Config {
             max_retries: 3,
             stall_timeout: Duration::from_secs(120),
             context_window: DEFAULT_CONTEXT_WINDOW,
+            prices: None,
+            budget: Budget::default(),
             source: None,
         }
     }
@@ -288,5 +334,20 @@ mod tests {
             Err(ConfigError::UnknownProvider(_))
         ));
         assert!(toml::from_str::<FileConfig>("bogus = 1").is_err());
+    }
+
+    #[test]
+    fn prices_and_budgets() {
+        let f = file(
+            "[provider]\nmodel = \"m\"\ninput_price_per_mtok = 3.0\noutput_price_per_mtok = 15.0\n\
+             [limits]\nmax_session_tokens = 1000\nmax_session_cost = 0.5\n",
+        );
+        let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
+        let prices = c.prices.expect("prices");
+        assert_eq!(prices.currency, "USD");
+        assert!((prices.cost(1_000_000, 100_000) - 4.5).abs() < 1e-9);
+        assert_eq!(c.budget, Budget { max_tokens: Some(1000), max_cost: Some(0.5) });
+        let none = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
+        assert!(none.prices.is_none());
     }
 }

@@ -94,7 +94,7 @@ test("read_file: announced with kind, title and location, then completed with th
   // After each model request: how full the context is (the fake reports 10 + 5 tokens).
   const usage = t.updates().filter((u) => u.sessionUpdate === "usage_update");
   assert.ok(usage.length >= 1);
-  assert.deepEqual(usage.at(-1), { sessionUpdate: "usage_update", used: 15, size: 128000 });
+  assert.deepEqual(usage.at(-1), { sessionUpdate: "usage_update", used: 15, size: 128000, _meta: { corvid: { sessionTokens: 30 } } });
   assert.match(lastToolResult(), /1\tfn main\(\) \{/);
   // The model saw the tools it may use.
   assert.deepEqual(
@@ -491,5 +491,45 @@ test("deliver_file embeds the file as a blob named by its sha256", async () => {
   assert.match(lastToolResult(), /Delivered report\.bin \(8 bytes\)/);
   await t.turn([call("deliver_file", { path: "../outside/secret.txt" }), say("ok")]);
   assert.match(lastToolResult(), /outside the session's folders/);
+  await t.done();
+});
+
+test("usage_update carries the session's cost; token and cost budgets end the turn with max_tokens, across restarts", async () => {
+  const { root } = workspace();
+  // The fake model reports 10 input + 5 output tokens per request: 0.02 USD at these prices.
+  const prices = "[provider]\ninput_price_per_mtok = 1000.0\noutput_price_per_mtok = 2000.0\n";
+  const env = agentEnv({ fake, config: `${prices}[limits]\nmax_session_cost = 0.03\n` });
+  const first = spawnAgent({ env });
+  await first.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const sessionId = (await first.request("n", "session/new", { cwd: root, mcpServers: [] })).result.sessionId;
+  fake.script("BUDGET-1", { steps: [call("read_file", { path: "src/main.rs" }), say("ok")] });
+  const r1 = await first.request("p1", "session/prompt", { sessionId, prompt: [{ type: "text", text: "BUDGET-1" }] }, 10000);
+  assert.equal(r1.result.stopReason, "end_turn");
+  const usage = first.updates(sessionId).filter((u) => u.sessionUpdate === "usage_update");
+  assert.deepEqual(usage.map((u) => u.cost), [{ amount: 0.02, currency: "USD" }, { amount: 0.04, currency: "USD" }]);
+  const requestsBefore = fake.requests.length;
+  const r2 = await first.request("p2", "session/prompt", { sessionId, prompt: [{ type: "text", text: "more" }] }, 10000);
+  assert.equal(r2.result.stopReason, "max_tokens");
+  assert.equal(fake.requests.length, requestsBefore, "no model request past the budget");
+  const said = first.updates(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk").at(-1).content.text;
+  assert.match(said, /cost 0\.0400 USD, reaching its limit of 0\.03 USD \(`max_session_cost`/);
+  await first.stop();
+  assert.deepEqual(first.violations, []);
+
+  // A new process restores the spending from the ledger: the budget still holds.
+  const second = spawnAgent({ env });
+  await second.request("i", "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  await second.request("l", "session/resume", { sessionId, cwd: root, mcpServers: [] });
+  const r3 = await second.request("p3", "session/prompt", { sessionId, prompt: [{ type: "text", text: "again" }] }, 10000);
+  assert.equal(r3.result.stopReason, "max_tokens");
+  assert.equal(fake.requests.length, requestsBefore);
+  await second.stop();
+
+  // A token budget counts every token of every request (15 per request here).
+  const t = await setup(root, { config: "[limits]\nmax_session_tokens = 20\n" });
+  assert.equal((await t.turn([call("read_file", { path: "src/main.rs" }), say("ok")])).result.stopReason, "end_turn");
+  const r4 = await t.turn([say("never")]);
+  assert.equal(r4.result.stopReason, "max_tokens");
+  assert.match(t.updates().filter((u) => u.sessionUpdate === "agent_message_chunk").at(-1).content.text, /used 30 tokens, reaching its limit of 20 \(`max_session_tokens`/);
   await t.done();
 });

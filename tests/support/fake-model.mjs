@@ -58,6 +58,8 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     if (spec.hang) return; // headers only, then silence
     const frame = (delta, finish = null) =>
       `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    // Every complete response reports 10 prompt + 5 completion tokens.
+    const usage = `data: ${JSON.stringify({ id: "c1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\n`;
     if (spec.toolCalls) {
       // Tool calls arrive as deltas: id and name first, then the arguments in two pieces.
       spec.toolCalls.forEach((call, index) => {
@@ -68,6 +70,7 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
         res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
       });
       res.write(frame({}, "tool_calls"));
+      res.write(usage);
       res.end("data: [DONE]\n\n");
       return;
     }
@@ -101,7 +104,7 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       return;
     }
     res.write(frame({}, spec.finish ?? "stop"));
-    res.write(`data: ${JSON.stringify({ id: "c1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\n`);
+    res.write(usage);
     res.end("data: [DONE]\n\n");
   }
 

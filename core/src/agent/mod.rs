@@ -1,5 +1,6 @@
 //! The ACP agent: method handlers on top of the RPC layer.
 
+mod accounting;
 mod client_features;
 mod commands;
 mod instructions;

@@ -258,6 +258,7 @@ struct RuleRevokeRequest {
 
 async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, RpcError> {
     let (next_seq, next_message_seq, next_turn) = store.counters(&record.id).await?;
+    let spent = store.last_usage(&record.id).await?.map(|p| super::accounting::spent_from(&p)).unwrap_or_default();
     let mut history = Vec::new();
     for json in store.messages(&record.id).await? {
         match serde_json::from_str::<ChatMessage>(&json) {
@@ -277,6 +278,7 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
             .clone()
             .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
             .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
+        spent,
     })
 }
 

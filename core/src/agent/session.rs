@@ -35,6 +35,8 @@ pub struct SessionState {
     pub mode: String,
     /// "Always" answers for this session.
     pub rules: Vec<super::permission::Rule>,
+    /// What the session has used so far, for `usage_update` and the budgets.
+    pub spent: Spent,
     turn: Option<RunningTurn>,
     next_turn: u64,
 }
@@ -48,6 +50,14 @@ pub struct Restored {
     pub next_message_seq: i64,
     pub next_turn: u64,
     pub mode: String,
+    pub spent: Spent,
+}
+
+/// A session's spending: tokens summed over every model request, and their cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spent {
+    pub tokens: u64,
+    pub cost: f64,
 }
 
 struct RunningTurn {
@@ -66,6 +76,7 @@ impl Session {
             next_message_seq: 1,
             next_turn: 1,
             mode: super::permission::DEFAULT_MODE.to_string(),
+            spent: Spent::default(),
         };
         Self::restore(id, roots, source, fresh)
     }
@@ -84,6 +95,7 @@ impl Session {
                 title: r.title,
                 mode: r.mode,
                 rules: Vec::new(),
+                spent: r.spent,
                 turn: None,
                 next_turn: r.next_turn,
             }),

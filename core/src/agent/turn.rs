@@ -11,6 +11,7 @@ use std::time::Duration;
 use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
+use super::accounting;
 use super::client_features::ClientFeatures;
 use super::commands::{self, COMPACT_PROMPT, Command};
 use super::instructions;
@@ -152,6 +153,12 @@ async fn agent_loop(
     let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
     let mut calls_made = 0u32;
     for _request in 0..ctx.config.max_turn_requests {
+        let spent = session.state().spent;
+        if let Some(why) = accounting::exhausted(spent, &ctx.config) {
+            let chunk = text_chunk(why, &uuid::Uuid::new_v4().to_string());
+            emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::AgentMessageChunk(chunk), true).await;
+            return Ok(acp::StopReason::MaxTokens);
+        }
         let mut text = String::new();
         let step = stream_step(session, ctx, turn, model, &messages, &specs, cancel, &mut text, TextAs::Message).await;
         let step = match step {
@@ -349,11 +356,7 @@ async fn stream_step(
                 continue;
             }
             Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
-                // How full the context is after this request: what was sent plus the answer.
-                acp::SessionUpdate::UsageUpdate(acp::UsageUpdate::new(
-                    input_tokens + output_tokens,
-                    ctx.config.context_window,
-                ))
+                acp::SessionUpdate::UsageUpdate(accounting::record(session, &ctx.config, input_tokens, output_tokens))
             }
             Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
                 let entry = partial.entry(index).or_default();

@@ -179,6 +179,16 @@ impl Store {
         self.texts(query).await
     }
 
+    /// The session's latest `usage_update` payload: where its spending stood.
+    pub async fn last_usage(&self, session_id: &str) -> Result<Option<String>, StoreError> {
+        let query = sqlx::query(
+            "SELECT payload FROM events WHERE session_id = ? \
+             AND json_extract(payload, '$.sessionUpdate') = 'usage_update' ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(session_id);
+        Ok(self.texts(query).await?.pop())
+    }
+
     /// Payloads emitted by one turn, in order.
     pub async fn turn_events(&self, session_id: &str, turn: i64) -> Result<Vec<String>, StoreError> {
         let query = sqlx::query("SELECT payload FROM events WHERE session_id = ? AND turn = ? ORDER BY seq")
