@@ -273,7 +273,7 @@ async fn stream_step(
         model,
         messages,
         tools: specs,
-        thinking_budget: 0,
+        thinking_budget: session.thinking_budget(model),
         max_output_tokens: ctx.config.max_output_tokens,
     };
     let started =
