@@ -8,11 +8,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::provider::ProviderKind;
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Where a local Ollama answers when nothing else is configured.
 pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
+pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com/v1";
+/// Answer length asked for when the config does not say (Anthropic requires a bound).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 /// Context window assumed when the config does not say (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
@@ -22,7 +26,9 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("invalid config file {path}: {source}")]
     Parse { path: PathBuf, source: toml::de::Error },
-    #[error("unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server)")]
+    #[error(
+        "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server) and `anthropic` (the Anthropic Messages API)"
+    )]
     UnknownProvider(String),
 }
 
@@ -59,6 +65,8 @@ struct ProviderSection {
     output_price_per_mtok: Option<f64>,
     /// ISO 4217 code of the prices (default USD).
     currency: Option<String>,
+    /// Upper bound of one answer (Anthropic's `max_tokens`; the thinking budget comes on top).
+    max_output_tokens: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -85,6 +93,7 @@ struct DiscoverySection {
 /// A model provider the user configured explicitly.
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
+    pub kind: ProviderKind,
     pub base_url: String,
     pub api_key: Option<String>,
     /// `None`: ask the server's `/models` at session/new and take the first.
@@ -120,6 +129,8 @@ pub struct Config {
     pub prices: Option<Prices>,
     /// Per-session spending limits.
     pub budget: Budget,
+    /// Upper bound of one model answer (tokens); sent to Anthropic as `max_tokens`.
+    pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
 }
@@ -188,22 +199,33 @@ impl Config {
         let section = file.provider.unwrap_or_default();
         let kind = env.var("CORVID_PROVIDER").or(section.kind.clone());
         let base_url = env.var("CORVID_BASE_URL").or(section.base_url.clone());
-        let api_key = env.var("CORVID_API_KEY").or(section.api_key.clone()).or_else(|| env.var("OPENAI_API_KEY"));
+        let api_key = env.var("CORVID_API_KEY").or(section.api_key.clone());
         let model = env.var("CORVID_MODEL").or(section.model.clone());
 
-        let configured = kind.is_some() || base_url.is_some() || api_key.is_some() || model.is_some();
+        let configured = kind.is_some()
+            || base_url.is_some()
+            || api_key.is_some()
+            || model.is_some()
+            || env.var("OPENAI_API_KEY").is_some();
         let provider = if configured {
-            match kind.as_deref() {
-                None | Some("openai") => {}
+            let kind = match kind.as_deref() {
+                None | Some("openai") => ProviderKind::OpenAi,
+                Some("anthropic") => ProviderKind::Anthropic,
                 Some(other) => return Err(ConfigError::UnknownProvider(other.to_string())),
-            }
+            };
+            // Each provider's own variable is the fallback; an OpenAI key never goes to Anthropic.
+            let (api_key, default_url) = match kind {
+                ProviderKind::OpenAi => (api_key.or_else(|| env.var("OPENAI_API_KEY")), DEFAULT_OPENAI_URL),
+                ProviderKind::Anthropic => (api_key.or_else(|| env.var("ANTHROPIC_API_KEY")), DEFAULT_ANTHROPIC_URL),
+            };
             let mut models = section.models.clone();
             let model = model.or_else(|| models.first().cloned());
             if let Some(m) = model.as_ref().filter(|m| !models.contains(m)) {
                 models.insert(0, m.clone());
             }
             Some(ProviderConfig {
-                base_url: base_url.unwrap_or_else(|| DEFAULT_OPENAI_URL.to_string()),
+                kind,
+                base_url: base_url.unwrap_or_else(|| default_url.to_string()),
                 api_key,
                 model,
                 models,
@@ -220,6 +242,11 @@ impl Config {
             .or_else(|| home.map(|h| h.join(".local/share/corvid")))
             .unwrap_or_else(|| PathBuf::from(".corvid"));
         let limits = file.limits.unwrap_or_default();
+        // Claude models have 200k-token windows; OpenAI-compatible servers vary.
+        let default_window = match &provider {
+            Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => 200_000,
+            _ => DEFAULT_CONTEXT_WINDOW,
+        };
         Ok(Config {
             provider,
             ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or_else(|| DEFAULT_OLLAMA_URL.to_string()),
@@ -233,7 +260,6 @@ impl Config {
             forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
             max_retries: section.max_retries.unwrap_or(3),
             stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
-            context_window: section.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
             prices: match (section.input_price_per_mtok, section.output_price_per_mtok) {
                 (None, None) => None,
                 (input, output) => Some(Prices {
@@ -243,6 +269,8 @@ impl Config {
                 }),
             },
             budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
+            context_window: section.context_window.unwrap_or(default_window),
+            max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
             source,
         })
     }
@@ -267,6 +295,7 @@ impl Default for Config {
             context_window: DEFAULT_CONTEXT_WINDOW,
             prices: None,
             budget: Budget::default(),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
         }
     }
@@ -288,7 +317,8 @@ pub const HOW_TO_CONFIGURE: &str = "No model provider is configured and no local
 http://127.0.0.1:11434. Set CORVID_BASE_URL (an OpenAI-compatible endpoint such as \
 https://api.openai.com/v1 or https://openrouter.ai/api/v1), CORVID_API_KEY and CORVID_MODEL in the \
 environment the editor starts Corvid with, or put a [provider] section with base_url, api_key and \
-model in ~/.config/corvid/config.toml; or start Ollama (ollama serve) with a model pulled.";
+model in ~/.config/corvid/config.toml; or start Ollama (ollama serve) with a model pulled. For \
+Anthropic's Claude models set CORVID_PROVIDER=anthropic, ANTHROPIC_API_KEY and CORVID_MODEL.";
 
 #[cfg(test)]
 mod tests {
@@ -334,6 +364,54 @@ mod tests {
             Err(ConfigError::UnknownProvider(_))
         ));
         assert!(toml::from_str::<FileConfig>("bogus = 1").is_err());
+        let e = Config::resolve(FileConfig::default(), &env, None, None).expect_err("unknown");
+        assert!(e.to_string().contains("`openai`") && e.to_string().contains("`anthropic`"), "{e}");
+    }
+
+    #[test]
+    fn anthropic_uses_its_own_key_and_url() {
+        let env = MapEnv(HashMap::from([
+            ("CORVID_PROVIDER", "anthropic"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("CORVID_MODEL", "claude-sonnet-4-5"),
+        ]));
+        let c = Config::resolve(FileConfig::default(), &env, None, None).expect("config");
+        let p = c.provider.expect("provider");
+        assert_eq!(p.kind, ProviderKind::Anthropic);
+        assert_eq!(p.api_key.as_deref(), Some("sk-ant"));
+        assert_eq!(p.base_url, DEFAULT_ANTHROPIC_URL);
+        assert_eq!(c.context_window, 200_000);
+        assert_eq!(c.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+    }
+
+    #[test]
+    fn anthropic_never_takes_the_openai_key_and_corvid_key_wins() {
+        let env = MapEnv(HashMap::from([("OPENAI_API_KEY", "sk-openai")]));
+        let f = file("[provider]\nkind = \"anthropic\"\nmodel = \"claude-opus-4-1\"\nmax_output_tokens = 4096\n");
+        let c = Config::resolve(f, &env, None, None).expect("config");
+        assert_eq!(c.max_output_tokens, 4096);
+        let p = c.provider.expect("provider");
+        assert_eq!(p.kind, ProviderKind::Anthropic);
+        assert_eq!(p.api_key, None);
+
+        let env = MapEnv(HashMap::from([
+            ("CORVID_PROVIDER", "anthropic"),
+            ("CORVID_API_KEY", "sk-corvid"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+        ]));
+        let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+        assert_eq!(p.api_key.as_deref(), Some("sk-corvid"));
+        assert_eq!(p.model, None, "the model list is asked at session/new");
+    }
+
+    #[test]
+    fn openai_keeps_its_key_fallback() {
+        let env = MapEnv(HashMap::from([("OPENAI_API_KEY", "sk-openai"), ("ANTHROPIC_API_KEY", "sk-ant")]));
+        let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+        assert_eq!(p.kind, ProviderKind::OpenAi);
+        assert_eq!(p.api_key.as_deref(), Some("sk-openai"));
+        assert_eq!(p.base_url, DEFAULT_OPENAI_URL);
     }
 
     #[test]

@@ -26,9 +26,9 @@ const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio
     { "agent_servers": { "Corvid": { "command": "/path/to/corvid", "args": ["acp"] } } }
 
 Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_CONFIG):
-  CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server)
+  CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server) or anthropic (Messages API)
   CORVID_BASE_URL   e.g. https://api.openai.com/v1, https://openrouter.ai/api/v1, http://127.0.0.1:11434/v1
-  CORVID_API_KEY    API key (falls back to OPENAI_API_KEY)
+  CORVID_API_KEY    API key (falls back to OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)
   CORVID_MODEL      model id
   CORVID_DATA_DIR   where Corvid keeps its data
   CORVID_LOG        log filter, e.g. info or corvid_core=debug (logs go to stderr)

@@ -1,8 +1,11 @@
-// A scripted OpenAI-compatible Chat Completions server on 127.0.0.1 (random port).
+// A scripted model server on 127.0.0.1 (random port) that speaks both OpenAI-compatible
+// Chat Completions (`POST /v1/chat/completions`) and the Anthropic Messages API
+// (`POST /v1/messages`), from the same script specs.
 //
 // Tests register replies keyed by a marker that appears in the latest user message;
-// a prompt without a known marker gets an echo. Every request body is recorded so tests
-// can assert what the model was sent.
+// a prompt without a known marker gets an echo. Every request body and its headers are
+// recorded (`requests[i].api` is "openai" or "anthropic") so tests can assert what the
+// model was sent.
 import http from "node:http";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -16,19 +19,26 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://x");
     if (req.method === "GET" && url.pathname.endsWith("/models")) {
+      requests.push({ api: "models", headers: req.headers });
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model" })) }));
       return;
     }
-    if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
+    const api = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : null;
+    if (req.method !== "POST" || !api) {
       res.writeHead(404).end();
       return;
     }
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw);
-    requests.push({ body, headers: req.headers });
-    const lastUser = [...body.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+    requests.push({ api, body, headers: req.headers });
+    // Anthropic: the user's text is a text block; user messages holding only tool results
+    // do not count as the user speaking.
+    const userText = (m) =>
+      m.role !== "user" ? null : typeof m.content === "string" ? m.content : m.content.filter((b) => b.type === "text").map((b) => b.text).join("") || null;
+    const lastUserIndex = body.messages.findLastIndex((m) => userText(m) !== null);
+    const lastUser = lastUserIndex >= 0 ? userText(body.messages[lastUserIndex]) : "";
     let marker = null;
     for (const key of replies.keys()) if (lastUser.includes(key)) marker = key;
     const n = (attempts.get(marker) ?? 0) + 1;
@@ -36,12 +46,11 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     let spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
     if (spec.steps) {
       // Multi-step turns: the step is the number of assistant messages since the user spoke.
-      const lastUserIndex = body.messages.map((m) => m.role).lastIndexOf("user");
       const step = body.messages.slice(lastUserIndex + 1).filter((m) => m.role === "assistant").length;
       spec = spec.steps[Math.min(step, spec.steps.length - 1)];
     }
     if (spec.failTimes && n <= spec.failTimes) spec = { status: spec.failStatus ?? 500 };
-    await serve(spec, res, body.model);
+    await (api === "anthropic" ? serveAnthropic : serve)(spec, res, body.model);
   });
   server.on("connection", (s) => {
     sockets.add(s);
@@ -106,6 +115,74 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     res.write(frame({}, spec.finish ?? "stop"));
     res.write(usage);
     res.end("data: [DONE]\n\n");
+  }
+
+  // The same spec as an Anthropic Messages stream: `chunks` become thinking (reasoning) and
+  // text blocks, `toolCalls` tool_use blocks whose input arrives as input_json_delta pieces,
+  // `finish` a stop_reason (OpenAI names are mapped), `streamError` an `event: error`.
+  async function serveAnthropic(spec, res, model) {
+    if (spec.status) {
+      res.writeHead(spec.status, { "content-type": "application/json", ...(spec.headers ?? {}) });
+      res.end(JSON.stringify(spec.body ?? { type: "error", error: { type: "api_error", message: `fake error ${spec.status}` } }));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    if (spec.hang) return;
+    const ev = (type, data = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const usage = spec.usage ?? { input_tokens: 10, output_tokens: 5 };
+    res.write(ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } }));
+    res.write(ev("ping"));
+    let index = 0;
+    let open = null;
+    const close = () => {
+      if (!open) return;
+      if (open === "thinking") res.write(ev("content_block_delta", { index, delta: { type: "signature_delta", signature: `sig-${index}` } }));
+      res.write(ev("content_block_stop", { index }));
+      index++;
+      open = null;
+    };
+    if (spec.garbage) {
+      res.write(ev("content_block_start", { index, content_block: { type: "text", text: "" } }));
+      res.write(ev("content_block_delta", { index, delta: { type: "text_delta", text: "partial " } }));
+      res.end("event: content_block_delta\ndata: {this is not json\n\n");
+      return;
+    }
+    for (const c of spec.chunks ?? []) {
+      if (res.destroyed) return;
+      if (spec.delayMs) await sleep(spec.delayMs);
+      const kind = c.reasoning !== undefined ? "thinking" : "text";
+      if (open !== kind) {
+        close();
+        res.write(ev("content_block_start", { index, content_block: kind === "thinking" ? { type: "thinking", thinking: "" } : { type: "text", text: "" } }));
+        open = kind;
+      }
+      const delta = kind === "thinking" ? { type: "thinking_delta", thinking: c.reasoning } : { type: "text_delta", text: c.content };
+      res.write(ev("content_block_delta", { index, delta }));
+    }
+    close();
+    if (spec.streamError) {
+      res.end(ev("error", { error: { type: "overloaded_error", message: spec.streamError } }));
+      return;
+    }
+    if (spec.truncate) {
+      res.end();
+      return;
+    }
+    const stopNames = { stop: "end_turn", length: "max_tokens", content_filter: "refusal", tool_calls: "tool_use" };
+    let stop = stopNames[spec.finish] ?? spec.finish ?? "end_turn";
+    for (const call of spec.toolCalls ?? []) {
+      const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
+      const third = Math.ceil(args.length / 3);
+      res.write(ev("content_block_start", { index, content_block: { type: "tool_use", id: call.id ?? `toolu_${index}`, name: call.name, input: {} } }));
+      for (let i = 0; i < 3; i++) {
+        res.write(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: args.slice(i * third, (i + 1) * third) } }));
+      }
+      res.write(ev("content_block_stop", { index }));
+      index++;
+      stop = "tool_use";
+    }
+    res.write(ev("message_delta", { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
+    res.end(ev("message_stop"));
   }
 
   await new Promise((r) => server.listen(0, "127.0.0.1", r));

@@ -30,7 +30,7 @@ use crate::store::writer::{self, LedgerTx, Record};
 use client_features::ClientFeatures;
 use model_source::ModelSourceResolver;
 use params::parse;
-use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions};
+use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions, THOUGHT_LEVEL_OPTION};
 use turn::{TurnContext, UserPrompt, run_turn};
 
 /// The id of the auth method that explains how to configure a model provider.
@@ -234,6 +234,27 @@ impl Agent {
             }
             MODE_OPTION => {
                 self.change_mode(&session, M, "value", &value.0).await?;
+            }
+            THOUGHT_LEVEL_OPTION => {
+                let model = session.state().model.clone();
+                if !session.offers_thought_level(&model) {
+                    return Err(RpcError::invalid_params(
+                        M,
+                        format!("configId: `{THOUGHT_LEVEL_OPTION}` is not offered for model `{model}`"),
+                    ));
+                }
+                if crate::provider::anthropic::thinking_budget(&value.0).is_none() {
+                    let levels: Vec<&str> =
+                        crate::provider::anthropic::THOUGHT_LEVELS.iter().map(|(id, ..)| *id).collect();
+                    return Err(RpcError::invalid_params(
+                        M,
+                        format!("value: `{value}` is not a thought level (one of {})", levels.join(", ")),
+                    ));
+                }
+                session.state().thought_level = value.0.to_string();
+                self.ledger
+                    .push(Record::ThoughtLevel { session_id: session.id.clone(), level: value.0.to_string() })
+                    .await;
             }
             other => {
                 return Err(RpcError::invalid_params(M, format!("configId: unknown config option `{other}`")));

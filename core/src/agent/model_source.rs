@@ -7,11 +7,12 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use crate::config::{Config, HOW_TO_CONFIGURE};
+use crate::provider::Endpoint;
 use crate::provider::discovery::{list_models, probe_ollama};
-use crate::provider::openai::Endpoint;
 use crate::rpc::RpcError;
 
-/// A usable endpoint plus the models offered in the session's model picker.
+/// A usable endpoint (which carries its provider kind) plus the models offered in the
+/// session's model picker.
 #[derive(Debug)]
 pub struct ModelSource {
     pub endpoint: Endpoint,
@@ -47,7 +48,7 @@ impl ModelSourceResolver {
     async fn discover(config: &Config, http: &reqwest::Client) -> Result<ModelSource, RpcError> {
         match &config.provider {
             Some(p) => {
-                let endpoint = Endpoint { base_url: p.base_url.clone(), api_key: p.api_key.clone() };
+                let endpoint = Endpoint { kind: p.kind, base_url: p.base_url.clone(), api_key: p.api_key.clone() };
                 let (models, default_model) = match &p.model {
                     Some(m) => (p.models.clone(), m.clone()),
                     None => {

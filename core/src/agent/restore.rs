@@ -279,6 +279,11 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
             .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
             .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
         spent,
+        thought_level: record
+            .thought_level
+            .clone()
+            .filter(|l| crate::provider::anthropic::thinking_budget(l).is_some())
+            .unwrap_or_else(|| super::session::DEFAULT_THOUGHT_LEVEL.to_string()),
     })
 }
 

@@ -9,7 +9,7 @@ use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
 use super::model_source::ModelSource;
-use crate::provider::ChatMessage;
+use crate::provider::{ChatMessage, ProviderKind, anthropic};
 use crate::rpc::RpcError;
 
 pub struct Session {
@@ -33,6 +33,8 @@ pub struct SessionState {
     pub title: Option<String>,
     /// Permission mode (see `permission::MODES`).
     pub mode: String,
+    /// Extended-thinking level (see `anthropic::THOUGHT_LEVELS`); used only where offered.
+    pub thought_level: String,
     /// "Always" answers for this session.
     pub rules: Vec<super::permission::Rule>,
     /// What the session has used so far, for `usage_update` and the budgets.
@@ -50,6 +52,7 @@ pub struct Restored {
     pub next_message_seq: i64,
     pub next_turn: u64,
     pub mode: String,
+    pub thought_level: String,
     pub spent: Spent,
 }
 
@@ -77,6 +80,7 @@ impl Session {
             next_turn: 1,
             mode: super::permission::DEFAULT_MODE.to_string(),
             spent: Spent::default(),
+            thought_level: DEFAULT_THOUGHT_LEVEL.to_string(),
         };
         Self::restore(id, roots, source, fresh)
     }
@@ -94,6 +98,7 @@ impl Session {
                 next_message_seq: r.next_message_seq,
                 title: r.title,
                 mode: r.mode,
+                thought_level: r.thought_level,
                 rules: Vec::new(),
                 spent: r.spent,
                 turn: None,
@@ -141,10 +146,24 @@ impl Session {
         }
     }
 
+    /// Whether the current model gets a thought level picker: Anthropic models with extended
+    /// thinking only (OpenAI-compatible servers have no common equivalent).
+    pub fn offers_thought_level(&self, model: &str) -> bool {
+        self.source.endpoint.kind == ProviderKind::Anthropic && anthropic::supports_thinking(model)
+    }
+
+    /// The thinking budget of a request to `model` (0 when off or not offered).
+    pub fn thinking_budget(&self, model: &str) -> u32 {
+        if !self.offers_thought_level(model) {
+            return 0;
+        }
+        anthropic::thinking_budget(&self.state().thought_level).unwrap_or(0)
+    }
+
     pub fn config_options(&self) -> Vec<acp::SessionConfigOption> {
-        let (current, mode) = {
+        let (current, mode, thought_level) = {
             let s = self.state();
-            (s.model.clone(), s.mode.clone())
+            (s.model.clone(), s.mode.clone(), s.thought_level.clone())
         };
         let modes: Vec<acp::SessionConfigSelectOption> = super::permission::MODES
             .iter()
@@ -152,14 +171,34 @@ impl Session {
             .collect();
         let options: Vec<acp::SessionConfigSelectOption> =
             self.source.models.iter().map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone())).collect();
-        vec![
+        let offers_thought_level = self.offers_thought_level(&current);
+        let mut all = vec![
             acp::SessionConfigOption::select(MODE_OPTION, "Mode", mode, modes)
                 .category(acp::SessionConfigOptionCategory::Mode)
                 .description("When Corvid asks before editing files or running commands".to_string()),
             acp::SessionConfigOption::select(MODEL_OPTION, "Model", current, options)
                 .category(acp::SessionConfigOptionCategory::Model)
                 .description("The model that answers in this session".to_string()),
-        ]
+        ];
+        if offers_thought_level {
+            let levels: Vec<acp::SessionConfigSelectOption> = anthropic::THOUGHT_LEVELS
+                .iter()
+                .map(|(id, name, budget)| {
+                    let option = acp::SessionConfigSelectOption::new(*id, *name);
+                    if *budget == 0 {
+                        option.description("No extended thinking".to_string())
+                    } else {
+                        option.description(format!("Up to {budget} tokens of extended thinking per request"))
+                    }
+                })
+                .collect();
+            all.push(
+                acp::SessionConfigOption::select(THOUGHT_LEVEL_OPTION, "Thinking", thought_level, levels)
+                    .category(acp::SessionConfigOptionCategory::ThoughtLevel)
+                    .description("How much the model thinks before it answers".to_string()),
+            );
+        }
+        all
     }
 }
 
@@ -167,6 +206,10 @@ impl Session {
 pub const MODEL_OPTION: &str = "model";
 /// The config option id of the permission mode.
 pub const MODE_OPTION: &str = "mode";
+/// The config option id of the extended-thinking level.
+pub const THOUGHT_LEVEL_OPTION: &str = "thought_level";
+/// Thinking costs tokens and time, so it is opt-in.
+pub const DEFAULT_THOUGHT_LEVEL: &str = "off";
 
 impl Session {
     /// The legacy `modes` state, kept in sync with the `mode` config option.

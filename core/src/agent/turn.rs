@@ -19,8 +19,9 @@ use super::ledger::{emit, record_message, text_chunk};
 use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
 use crate::config::Config;
-use crate::provider::openai::{RetryPolicy, Started, start_chat};
-use crate::provider::{ChatMessage, FinishReason, FunctionCall, ModelEvent, ToolCallRequest};
+use crate::provider::{
+    ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, start_chat,
+};
 use crate::rpc::{Peer, RpcError};
 use crate::store::process;
 use crate::store::time::now_rfc3339;
@@ -171,7 +172,8 @@ async fn agent_loop(
                 return other.map(|_| acp::StopReason::Cancelled);
             }
         };
-        let assistant = ChatMessage::assistant(text, step.tool_calls.clone());
+        let mut assistant = ChatMessage::assistant(text, step.tool_calls.clone());
+        assistant.thinking = step.thinking;
         if !assistant.content.is_empty() || !assistant.tool_calls.is_empty() {
             remember(ctx, session, &mut messages, assistant).await;
         }
@@ -284,6 +286,8 @@ async fn remember(ctx: &TurnContext, session: &Session, messages: &mut Vec<ChatM
 struct Step {
     tool_calls: Vec<ToolCallRequest>,
     finish: Option<FinishReason>,
+    /// Provider reasoning blocks to send back with the assistant message.
+    thinking: Vec<serde_json::Value>,
 }
 
 /// How a streamed answer's text is shown.
@@ -312,24 +316,22 @@ async fn stream_step(
         base_delay: Duration::from_millis(250),
         max_delay: Duration::from_secs(8),
     };
-    let started = start_chat(
-        &ctx.http,
-        &session.source.endpoint,
+    let params = ChatParams {
         model,
         messages,
-        specs,
-        &retry,
-        ctx.config.stall_timeout,
-        cancel,
-    )
-    .await?;
+        tools: specs,
+        thinking_budget: session.thinking_budget(model),
+        max_output_tokens: ctx.config.max_output_tokens,
+    };
+    let started =
+        start_chat(&ctx.http, &session.source.endpoint, &params, &retry, ctx.config.stall_timeout, cancel).await?;
     let mut stream = match started {
         Started::Stream(s) => s,
         Started::Cancelled => return Ok(None),
     };
     let message_id = uuid::Uuid::new_v4().to_string();
     let thought_id = uuid::Uuid::new_v4().to_string();
-    let mut step = Step { tool_calls: Vec::new(), finish: None };
+    let mut step = Step { tool_calls: Vec::new(), finish: None, thinking: Vec::new() };
     // Tool-call fragments by index: (id, name, arguments).
     let mut partial: std::collections::BTreeMap<u32, (String, String, String)> = Default::default();
     loop {
@@ -353,6 +355,10 @@ async fn stream_step(
             Some(Ok(ModelEvent::Reasoning(r))) => acp::SessionUpdate::AgentThoughtChunk(text_chunk(r, &thought_id)),
             Some(Ok(ModelEvent::Finish(reason))) => {
                 step.finish = Some(reason);
+                continue;
+            }
+            Some(Ok(ModelEvent::ReasoningBlock(block))) => {
+                step.thinking.push(block);
                 continue;
             }
             Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {

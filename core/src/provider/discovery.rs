@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::ProviderError;
-use super::openai::Endpoint;
+use super::{Endpoint, ProviderError, ProviderKind};
 
 #[derive(Deserialize)]
 struct ModelList {
@@ -18,7 +17,8 @@ struct ModelEntry {
     id: String,
 }
 
-/// `GET {base}/models`, the OpenAI-compatible model list.
+/// `GET {base}/models`: the OpenAI-compatible model list; Anthropic's has the same
+/// `data[].id` shape (its first page, newest models first, is enough for a picker).
 pub async fn list_models(
     http: &reqwest::Client,
     endpoint: &Endpoint,
@@ -41,7 +41,11 @@ pub async fn list_models(
 /// A short probe for a local Ollama (its OpenAI-compatible API under `/v1`).
 /// `None` when nothing usable answers.
 pub async fn probe_ollama(http: &reqwest::Client, ollama_url: &str) -> Option<(Endpoint, Vec<String>)> {
-    let endpoint = Endpoint { base_url: format!("{}/v1", ollama_url.trim_end_matches('/')), api_key: None };
+    let endpoint = Endpoint {
+        kind: ProviderKind::OpenAi,
+        base_url: format!("{}/v1", ollama_url.trim_end_matches('/')),
+        api_key: None,
+    };
     match list_models(http, &endpoint, Duration::from_millis(800)).await {
         Ok(models) => Some((endpoint, models)),
         Err(e) => {

@@ -1,12 +1,116 @@
-//! Model providers. One today: OpenAI-compatible Chat Completions with streaming, which
-//! covers OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server and LM Studio.
+//! Model providers: OpenAI-compatible Chat Completions (OpenAI, OpenRouter, Ollama, vLLM,
+//! llama.cpp server, LM Studio) and the Anthropic Messages API, both streamed over SSE.
+//!
+//! The agent talks to [`start_chat`] only; the endpoint's [`ProviderKind`] picks the wire
+//! format. The retry loop, error mapping and the stall-guarded stream are shared
+//! ([`request`], [`stream`]); each provider contributes a request body and an SSE decoder.
 
+pub mod anthropic;
 pub mod discovery;
 pub mod openai;
+mod request;
 pub mod sse;
+mod stream;
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use request::{RetryPolicy, Started};
+pub use stream::ChatStream;
+
+/// Which wire protocol an endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`, bearer key).
+    OpenAi,
+    /// Anthropic Messages (`POST {base}/messages`, `x-api-key`).
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    /// Where the key comes from, for error hints.
+    pub fn key_hint(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "CORVID_API_KEY (or OPENAI_API_KEY)",
+            ProviderKind::Anthropic => "CORVID_API_KEY (or ANTHROPIC_API_KEY)",
+        }
+    }
+}
+
+/// Connection details of one endpoint.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<String>,
+}
+
+impl Endpoint {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+
+    /// Adds the credentials (and, for Anthropic, the API version every request must name).
+    pub fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self.kind {
+            ProviderKind::OpenAi => match &self.api_key {
+                Some(key) => req.bearer_auth(key),
+                None => req,
+            },
+            ProviderKind::Anthropic => {
+                let req = req.header("anthropic-version", anthropic::API_VERSION);
+                match &self.api_key {
+                    Some(key) => req.header("x-api-key", key),
+                    None => req,
+                }
+            }
+        }
+    }
+}
+
+/// What one model request asks for, whatever the provider.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatParams<'a> {
+    pub model: &'a str,
+    pub messages: &'a [ChatMessage],
+    pub tools: &'a [ToolSpec],
+    /// Extended-thinking budget in tokens; 0 = off. Only the Anthropic provider uses it.
+    pub thinking_budget: u32,
+    /// Upper bound of the answer's length (Anthropic requires one; OpenAI's is left unset).
+    pub max_output_tokens: u32,
+}
+
+/// Starts a streaming model request on `endpoint`. Retries 429, 5xx and connection failures
+/// (bounded, with backoff that honours `Retry-After`); nothing is retried once the stream
+/// has begun.
+pub async fn start_chat(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    params: &ChatParams<'_>,
+    retry: &RetryPolicy,
+    stall_timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<Started, ProviderError> {
+    let (url, body, decoder): (String, Value, Box<dyn stream::Decode>) = match endpoint.kind {
+        ProviderKind::OpenAi => {
+            (endpoint.url("chat/completions"), openai::request_body(params), Box::new(openai::Decoder))
+        }
+        ProviderKind::Anthropic => {
+            (endpoint.url("messages"), anthropic::request_body(params), Box::new(anthropic::Decoder::default()))
+        }
+    };
+    request::start(http, endpoint, &url, &body, params.model, retry, stall_timeout, cancel, decoder).await
+}
 
 /// One thing the model said, in stream order.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +128,10 @@ pub enum ModelEvent {
         input_tokens: u64,
         output_tokens: u64,
     },
+    /// A complete provider-specific reasoning block that must be sent back verbatim with the
+    /// assistant message (Anthropic's `thinking` block with its signature, or
+    /// `redacted_thinking`). Its text was already streamed as [`ModelEvent::Reasoning`].
+    ReasoningBlock(Value),
     Finish(FinishReason),
 }
 
@@ -37,12 +145,13 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
-    fn parse(s: &str) -> Self {
+    pub(crate) fn parse(s: &str) -> Self {
         match s {
             "stop" | "end_turn" | "eos" => FinishReason::Stop,
             "length" | "max_tokens" => FinishReason::Length,
             "content_filter" | "refusal" => FinishReason::ContentFilter,
-            "tool_calls" | "function_call" => FinishReason::ToolCalls,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "stop_sequence" => FinishReason::Stop,
             other => FinishReason::Other(other.to_string()),
         }
     }
@@ -59,20 +168,44 @@ pub struct ChatMessage {
     /// For `role: tool`: the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Anthropic thinking blocks (with their signatures) that preceded this assistant
+    /// message's text and tool calls. Anthropic requires them back, unchanged, when a tool
+    /// loop continues with thinking on, so they are kept and stored with the message. The
+    /// OpenAI wire format never sends them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<Value>,
 }
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
-        Self { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Self {
+            role: Role::System,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            thinking: Vec::new(),
+        }
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Self {
+            role: Role::User,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            thinking: Vec::new(),
+        }
     }
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
-        Self { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
+        Self { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None, thinking: Vec::new() }
     }
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { role: Role::Tool, content: content.into(), tool_calls: Vec::new(), tool_call_id: Some(call_id.into()) }
+        Self {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+            thinking: Vec::new(),
+        }
     }
 }
 

@@ -50,6 +50,11 @@ pub enum Record {
         session_id: String,
         mode: String,
     },
+    /// Kept in the session's `config` JSON column (no schema change needed).
+    ThoughtLevel {
+        session_id: String,
+        level: String,
+    },
     Message {
         session_id: String,
         seq: i64,
@@ -208,6 +213,13 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
             Record::Mode { session_id, mode } => {
                 sqlx::query("UPDATE sessions SET mode = ? WHERE id = ?")
                     .bind(mode)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Record::ThoughtLevel { session_id, level } => {
+                sqlx::query("UPDATE sessions SET config = json_set(config, '$.thought_level', ?) WHERE id = ?")
+                    .bind(level)
                     .bind(session_id)
                     .execute(&mut *tx)
                     .await?;

@@ -1,0 +1,175 @@
+//! Shared by every provider: sending a streaming request with bounded retries, and turning
+//! HTTP failures into [`ProviderError`]s a person can act on.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::stream::{ChatStream, Decode};
+use super::{Endpoint, ProviderError, ProviderKind};
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+/// Outcome of starting a request: either a stream, or cancelled before it began.
+pub enum Started {
+    Stream(ChatStream),
+    Cancelled,
+}
+
+/// `POST url` with `body`; on success the response is decoded by `decoder`. Retries 429, 5xx
+/// (Anthropic's 529 "overloaded" included) and connection failures, with exponential backoff
+/// that honours `Retry-After`.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn start(
+    http: &reqwest::Client,
+    endpoint: &Endpoint,
+    url: &str,
+    body: &serde_json::Value,
+    model: &str,
+    retry: &RetryPolicy,
+    stall_timeout: Duration,
+    cancel: &CancellationToken,
+    decoder: Box<dyn Decode>,
+) -> Result<Started, ProviderError> {
+    let mut attempt = 0;
+    loop {
+        let send = endpoint.authorize(http.post(url)).json(body).send();
+        let result = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(Started::Cancelled),
+            r = send => r,
+        };
+        let (error, retry_after) = match result {
+            Ok(resp) if resp.status().is_success() => {
+                return Ok(Started::Stream(ChatStream::new(resp, stall_timeout, decoder)));
+            }
+            Ok(resp) => {
+                let retry_after = resp
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let status = resp.status();
+                let detail = error_detail(resp).await;
+                let retryable = status.as_u16() == 429 || status.is_server_error();
+                let err = status_error(endpoint.kind, status, detail, model, url, attempt);
+                if !retryable {
+                    return Err(err);
+                }
+                (err, retry_after)
+            }
+            Err(e) => (ProviderError::Connect { url: url.to_string(), reason: connect_reason(&e) }, None),
+        };
+        if attempt >= retry.max_retries {
+            return Err(error);
+        }
+        let delay = retry_after.unwrap_or(retry.base_delay * 2u32.saturating_pow(attempt)).min(retry.max_delay);
+        tracing::warn!(error = %error, attempt, delay_ms = delay.as_millis() as u64, "model request failed; retrying");
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(Started::Cancelled),
+            () = tokio::time::sleep(delay) => {}
+        }
+        attempt += 1;
+    }
+}
+
+/// The innermost cause of a transport error (the outer ones just say "error sending request").
+pub(super) fn connect_reason(e: &reqwest::Error) -> String {
+    let mut reason = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        reason = s.to_string();
+        source = s.source();
+    }
+    reason
+}
+
+/// The provider's own explanation from an error body: OpenAI's `{"error":{"message"}}`,
+/// Anthropic's `{"type":"error","error":{"type","message"}}`, or the raw text.
+async fn error_detail(resp: reqwest::Response) -> Option<String> {
+    let text = resp.text().await.ok()?;
+    detail_from_body(&text)
+}
+
+pub(super) fn detail_from_body(text: &str) -> Option<String> {
+    let from_json = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error"))
+            .or_else(|| v.get("message"))
+            .and_then(|m| m.as_str().map(str::to_string))
+    });
+    let detail = from_json.unwrap_or_else(|| text.to_string());
+    let detail = detail.trim();
+    (!detail.is_empty()).then(|| truncate(detail, 300))
+}
+
+pub(super) fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+fn status_error(
+    kind: ProviderKind,
+    status: reqwest::StatusCode,
+    detail: Option<String>,
+    model: &str,
+    url: &str,
+    attempt: u32,
+) -> ProviderError {
+    let code = status.as_u16();
+    let hint = match code {
+        401 | 403 => format!("check {}", kind.key_hint()),
+        404 => format!("check CORVID_MODEL (`{model}`) and CORVID_BASE_URL ({url})"),
+        400 | 422 => format!("the provider rejected the request; check that model `{model}` exists and supports chat"),
+        429 => format!("rate limited after {} attempts; wait a moment and try again", attempt + 1),
+        529 => format!("the provider is overloaded ({} attempts); try again later", attempt + 1),
+        _ if status.is_server_error() => format!("the provider failed after {} attempts; try again later", attempt + 1),
+        _ => "unexpected answer from the provider".to_string(),
+    };
+    // `StatusCode`'s Display says "<unknown status code>" for non-IANA codes such as 529.
+    let status = match (code, status.canonical_reason()) {
+        (_, Some(reason)) => format!("{code} {reason}"),
+        (529, None) => "529 Overloaded".to_string(),
+        (_, None) => code.to_string(),
+    };
+    ProviderError::Status { status, code, detail, hint }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_error_bodies_become_the_detail() {
+        let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+        assert_eq!(detail_from_body(body).as_deref(), Some("invalid x-api-key"));
+        assert_eq!(detail_from_body("  ").as_deref(), None);
+        let e = status_error(
+            ProviderKind::Anthropic,
+            reqwest::StatusCode::from_u16(529).expect("status"),
+            None,
+            "m",
+            "u",
+            2,
+        );
+        assert_eq!(
+            e.to_string(),
+            "model provider returned 529 Overloaded: the provider is overloaded (3 attempts); try again later"
+        );
+        let e = status_error(ProviderKind::Anthropic, reqwest::StatusCode::UNAUTHORIZED, None, "m", "u", 0);
+        assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
+    }
+}
