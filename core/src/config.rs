@@ -24,6 +24,8 @@ pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write config file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
     #[error("invalid config file {path}: {source}")]
     Parse { path: PathBuf, source: toml::de::Error },
     #[error(
@@ -176,12 +178,18 @@ impl Config {
         Self::load_from(&ProcessEnv)
     }
 
+    /// Where the config file is (or would be): `$CORVID_CONFIG`, else
+    /// `~/.config/corvid/config.toml`. The flag says whether the user named it explicitly.
+    pub fn file_path(env: &dyn Env) -> (Option<PathBuf>, bool) {
+        match env.var("CORVID_CONFIG") {
+            Some(p) => (Some(PathBuf::from(p)), true),
+            None => (env.var("HOME").map(|h| PathBuf::from(h).join(".config/corvid/config.toml")), false),
+        }
+    }
+
     pub fn load_from(env: &dyn Env) -> Result<Self, ConfigError> {
         let home = env.var("HOME").map(PathBuf::from);
-        let (path, explicit) = match env.var("CORVID_CONFIG") {
-            Some(p) => (Some(PathBuf::from(p)), true),
-            None => (home.as_ref().map(|h| h.join(".config/corvid/config.toml")), false),
-        };
+        let (path, explicit) = Self::file_path(env);
         let file = match &path {
             Some(p) => read_file(p, explicit)?,
             None => None,

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod config;
+pub mod config_file;
 pub mod provider;
 pub mod rpc;
 pub mod store;

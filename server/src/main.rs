@@ -15,6 +15,8 @@ use corvid_core::rpc::CancellationToken;
 use corvid_core::transport::stdio::stdio;
 use tracing_subscriber::EnvFilter;
 
+mod login;
+
 const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio):
 
   Zed — settings.json:
@@ -57,20 +59,33 @@ enum Command {
         /// `none` keeps sessions in memory.
         #[arg(long, value_name = "URL")]
         store: Option<String>,
+        /// Run the interactive sign-in instead of serving (what an editor's terminal sign-in runs).
+        #[arg(long)]
+        login: bool,
     },
+    /// Sign in: choose a provider, base URL, model and API key, saved to the config file (mode 0600).
+    Login,
+    /// Remove the stored API key from the config file.
+    Logout,
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Acp { log_file, store } => match run_acp(log_file, store) {
-            Ok(()) => std::process::ExitCode::SUCCESS,
-            Err(e) => {
-                tracing::error!("{e:#}");
-                write_stderr(&format!("corvid: {e:#}\n"));
-                std::process::ExitCode::FAILURE
-            }
-        },
+        Command::Acp { login: true, .. } | Command::Login => exit_code(login::login()),
+        Command::Logout => exit_code(login::logout()),
+        Command::Acp { log_file, store, login: false } => exit_code(run_acp(log_file, store)),
+    }
+}
+
+fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            write_stderr(&format!("corvid: {e:#}\n"));
+            std::process::ExitCode::FAILURE
+        }
     }
 }
 

@@ -35,6 +35,12 @@ use turn::{TurnContext, UserPrompt, run_turn};
 
 /// The id of the auth method that explains how to configure a model provider.
 pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
+/// The id of the terminal auth method: the client reruns Corvid with `--login`.
+pub const LOGIN_AUTH_METHOD: &str = "corvid-login";
+const SIGNED_OUT: &str = "Signed out of the model provider. Sign in again (`corvid login` in a terminal, or \
+your editor's sign-in for Corvid), then restart the agent.";
+/// What the client appends to Corvid's command line to run the interactive sign-in.
+pub const LOGIN_ARG: &str = "--login";
 
 pub struct Agent {
     peer: Peer,
@@ -48,6 +54,8 @@ pub struct Agent {
     sources: ModelSourceResolver,
     sessions: Sessions,
     client: Mutex<ClientFeatures>,
+    /// Set by `logout`: sessions need a new sign-in (the key is gone from the config file).
+    signed_out: std::sync::atomic::AtomicBool,
 }
 
 pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
@@ -66,6 +74,7 @@ impl Agent {
             sources: ModelSourceResolver::new(),
             sessions: Sessions::default(),
             client: Mutex::new(ClientFeatures::default()),
+            signed_out: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -96,15 +105,23 @@ impl Agent {
         let capabilities = acp::AgentCapabilities::new()
             .load_session(store.is_ok())
             .prompt_capabilities(acp::PromptCapabilities::new())
-            .session_capabilities(sessions);
-        let auth_methods = if self.config.provider.is_none() {
-            vec![acp::AuthMethod::Agent(
+            .session_capabilities(sessions)
+            .auth(acp::AgentAuthCapabilities::new().logout(acp::LogoutCapabilities::new()));
+        let mut auth_methods = Vec::new();
+        if client.auth_terminal {
+            // Only clients that can run a terminal for us get this one (the spec's rule).
+            auth_methods.push(acp::AuthMethod::Terminal(
+                acp::AuthMethodTerminal::new(LOGIN_AUTH_METHOD, "Sign in to a model provider")
+                    .description("Choose a provider, model and API key; saved to Corvid's config file".to_string())
+                    .args(vec![LOGIN_ARG.to_string()]),
+            ));
+        }
+        if self.config.provider.is_none() || self.is_signed_out() {
+            auth_methods.push(acp::AuthMethod::Agent(
                 acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider")
                     .description(HOW_TO_CONFIGURE.to_string()),
-            )]
-        } else {
-            vec![]
-        };
+            ));
+        }
         let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
         let store_meta = match &store {
             Ok(s) => serde_json::json!({ "status": "open", "location": s.location() }),
@@ -121,8 +138,45 @@ impl Agent {
         )
     }
 
+    /// The session's endpoint and models, unless the user signed out.
+    async fn model_source(&self) -> Result<Arc<model_source::ModelSource>, RpcError> {
+        if self.is_signed_out() {
+            return Err(RpcError::AuthRequired(SIGNED_OUT.to_string()));
+        }
+        self.sources.resolve(&self.config, self.http()).await
+    }
+
+    fn is_signed_out(&self) -> bool {
+        self.signed_out.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// `logout`: the stored API key leaves the config file, and this connection needs a new
+    /// sign-in before its next session (a key from the environment is the editor's to remove).
+    async fn logout(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+        let _req: acp::LogoutRequest = parse("logout", params)?;
+        if let Some(path) = &self.config.source {
+            let path = path.clone();
+            let removed = tokio::task::spawn_blocking(move || crate::config_file::remove_api_key(&path))
+                .await
+                .map_err(|e| RpcError::Internal(format!("logout: {e}")))?
+                .map_err(|e| RpcError::Internal(e.to_string()))?;
+            tracing::info!(removed, "logout: stored API key removed");
+        }
+        self.signed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sources.reset().await;
+        to_value(&acp::LogoutResponse::new())
+    }
+
     async fn authenticate(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         let req: acp::AuthenticateRequest = parse("authenticate", params)?;
+        if req.method_id.0.as_ref() == LOGIN_AUTH_METHOD {
+            return Err(RpcError::invalid_params(
+                "authenticate",
+                format!(
+                    "methodId: `{LOGIN_AUTH_METHOD}` is a terminal method: run `corvid acp {LOGIN_ARG}` in a terminal, then reconnect"
+                ),
+            ));
+        }
         if req.method_id.0.as_ref() != SETUP_AUTH_METHOD {
             return Err(RpcError::invalid_params(
                 "authenticate",
@@ -131,7 +185,7 @@ impl Agent {
         }
         // The user may have started Ollama or fixed the config since the last try.
         self.sources.reset().await;
-        self.sources.resolve(&self.config, self.http()).await?;
+        self.model_source().await?;
         to_value(&acp::AuthenticateResponse::new())
     }
 
@@ -145,7 +199,7 @@ impl Agent {
         if !req.mcp_servers.is_empty() {
             tracing::warn!(count = req.mcp_servers.len(), "MCP servers are not supported yet; ignoring them");
         }
-        let source = self.sources.resolve(&self.config, self.http()).await?;
+        let source = self.model_source().await?;
         let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
         let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();
@@ -344,6 +398,7 @@ impl Handler for Agent {
         match method {
             "initialize" => this.initialize(params).boxed(),
             "authenticate" => this.authenticate(params).boxed(),
+            "logout" => this.logout(params).boxed(),
             "session/new" => this.new_session(params, ctx).boxed(),
             "session/prompt" => this.prompt(params, ctx),
             "session/set_config_option" => this.set_config_option(params).boxed(),

@@ -61,7 +61,7 @@ impl Agent {
         let store = self.store(method).await?;
         let id = session_id.0.to_string();
         let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
-        let source = self.sources.resolve(&self.config, self.http()).await?;
+        let source = self.model_source().await?;
 
         // Taking over a session that is live on this connection: its turn ends first.
         if let Some(live) = self.sessions.remove(&id) {
