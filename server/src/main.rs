@@ -1,7 +1,11 @@
-//! The `corvid` command: `corvid acp` serves ACP over stdio for editors.
+//! The `corvid` command: `corvid chat` is the terminal client for people, `corvid acp`
+//! serves ACP over stdio for editors.
 //!
-//! stdout belongs to the protocol: nothing in this binary prints there except `--help` and
-//! `--version` (clap), which never run together with a connection.
+//! Under `corvid acp`, stdout belongs to the protocol: nothing prints there except `--help`
+//! and `--version` (clap), which never run together with a connection. Only `corvid chat`
+//! writes human text to stdout, through its one writer, `chat::render::Screen`.
+
+mod chat;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -15,7 +19,13 @@ use corvid_core::rpc::CancellationToken;
 use corvid_core::transport::stdio::stdio;
 use tracing_subscriber::EnvFilter;
 
-const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio):
+const AFTER_HELP: &str = r#"Chat in the terminal (the agent runs in-process; nothing is spawned):
+
+  corvid chat                       interactive; Ctrl-C cancels a turn, Ctrl-D or /quit exits
+  corvid chat -p "explain main.rs"  one question, answer on stdout, then exit
+  corvid chat --agent "other-agent --acp"   drive any other ACP agent over stdio
+
+Hook Corvid into an editor (it speaks ACP over stdio):
 
   Zed — settings.json:
     "agent_servers": {
@@ -48,6 +58,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Chat in the terminal: runs the agent in-process (or drives any ACP agent with --agent).
+    Chat(chat::ChatArgs),
     /// Serve ACP over stdio (newline-delimited JSON-RPC); this is what editors run.
     Acp {
         /// Write logs to this file instead of stderr.
@@ -63,6 +75,7 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Chat(args) => chat::run(args),
         Command::Acp { log_file, store } => match run_acp(log_file, store) {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
@@ -79,7 +92,7 @@ fn write_stderr(msg: &str) {
     eprint!("{msg}");
 }
 
-fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+pub(crate) fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Result<()> {
     let filter = EnvFilter::try_new(filter.unwrap_or("warn")).unwrap_or_else(|_| EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match log_file {
