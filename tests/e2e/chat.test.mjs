@@ -76,7 +76,7 @@ test("chat: a permission question answered 1 (allow once) lets write_file run; C
   await c.expect(/choose 1-4: $/);
   c.type("1\n");
   await c.expect(/✓ done/);
-  await c.expect(/notes\/todo\.md \(new file, 1 lines\)\s+\+ - ship it/); // the diff, compactly
+  await c.expect(/notes\/todo\.md \(new file, 1 line\)\s+\+ - ship it/); // the diff, compactly
   await c.expect(/Wrote your notes\./);
   await c.expect(/> $/);
   assert.equal(readFileSync(join(c.cwd, "notes/todo.md"), "utf8"), "- ship it\n");
@@ -118,12 +118,22 @@ test("chat: Ctrl-C cancels a streaming answer, the prompt comes back and the nex
   assert.equal((await c.close()).code, 0);
 });
 
-test("chat --agent drives another ACP agent (here: corvid acp) over stdio", async () => {
+test("chat --agent drives another ACP agent (here: corvid acp) over stdio; Ctrl-C cancels, not kills, it", async () => {
   fake.script("CHAT-EXTERNAL", say("Hello from the agent over stdio."));
+  fake.script("CHAT-EXT-SLOW", { chunks: Array.from({ length: 40 }, (_, i) => ({ content: `x${i}-tock ` })), delayMs: 250 });
   const c = chat(["--agent", `'${corvidBin()}' acp`]);
   await c.expect(/Corvid · .*model: fake-model/);
   await c.expect(/> $/);
   c.type("CHAT-EXTERNAL\n");
+  await c.expect(/Hello from the agent over stdio\./);
+  await c.expect(/> $/);
+  // The agent runs in its own process group: the terminal's Ctrl-C reaches only the chat.
+  c.type("CHAT-EXT-SLOW\n");
+  await c.expect(/x1-tock/);
+  c.type("\x03");
+  await c.expect(/⏹ cancelled/);
+  await c.expect(/> $/);
+  c.type("CHAT-EXTERNAL again\n");
   await c.expect(/Hello from the agent over stdio\./);
   await c.expect(/> $/);
   c.type("/quit\n");

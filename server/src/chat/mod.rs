@@ -226,10 +226,13 @@ impl Chat {
         let params = json!({ "sessionId": self.session_id, "prompt": [{ "type": "text", "text": text }] });
         let mut response = self.client.request("session/prompt", params).await;
         let mut cancelling = false;
+        let mut events_open = true;
         let result = loop {
+            // Events first: the router queues every update before it hands over the response
+            // that follows them, so an update is never lost to a response polled first.
             tokio::select! {
-                r = &mut response => break r,
-                event = self.events.recv() => match event {
+                biased;
+                event = self.events.recv(), if events_open => match event {
                     Some(Event::Notification { method, params }) => {
                         if method == "session/update" && params.get("sessionId").and_then(Value::as_str) == Some(&self.session_id) {
                             self.ui.update(&params["update"]);
@@ -244,7 +247,7 @@ impl Chat {
                         self.client.respond(id, json!({ "outcome": outcome })).await;
                     }
                     // The pending response fails next.
-                    Some(Event::Closed) | None => {}
+                    Some(Event::Closed) | None => events_open = false,
                 },
                 _ = self.sigint.recv() => {
                     if cancelling {
@@ -254,6 +257,7 @@ impl Chat {
                     self.cancel().await;
                     cancelling = true;
                 }
+                r = &mut response => break r,
             }
         };
         self.ui.end_block();
