@@ -41,14 +41,15 @@ Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_
   CORVID_API_KEY    API key (falls back to OPENAI_API_KEY)
   CORVID_MODEL      model id
   CORVID_DATA_DIR   where Corvid keeps its data
-  CORVID_LOG        log filter, e.g. info or corvid_core=debug (logs go to stderr)
+  CORVID_LOG        log filter, e.g. info or corvid_core=debug (acp: logs go to stderr;
+                    chat: to $CORVID_DATA_DIR/chat.log)
 With nothing configured, Corvid uses a local Ollama at http://127.0.0.1:11434 if one answers."#;
 
 #[derive(Parser)]
 #[command(
     name = "corvid",
     version,
-    about = "Corvid: a coding agent for any editor that speaks the Agent Client Protocol"
+    about = "Corvid: a coding agent for the terminal (`corvid chat`) and any editor that speaks the Agent Client Protocol (`corvid acp`)"
 )]
 #[command(after_help = AFTER_HELP)]
 struct Cli {

@@ -84,7 +84,7 @@ test("chat: a permission question answered 1 (allow once) lets write_file run; C
   assert.equal((await c.close()).code, 0);
 });
 
-test("chat: rejecting leaves the file alone and the turn goes on", async () => {
+test("chat: rejecting leaves the file alone and the turn goes on; Ctrl-C at the idle prompt exits 0", async () => {
   fake.script("CHAT-REJECT", { steps: [call("write_file", { path: "nope.txt", content: "x\n" }), say("Fine, I will not write it.")] });
   const c = chat();
   await c.expect(/> $/);
@@ -95,7 +95,7 @@ test("chat: rejecting leaves the file alone and the turn goes on", async () => {
   await c.expect(/> $/);
   assert.equal(existsSync(join(c.cwd, "nope.txt")), false);
   assert.match(lastToolResult(), /declined/);
-  c.type("/quit\n");
+  c.type("\x03"); // Ctrl-C at an idle prompt leaves cleanly
   assert.equal((await c.close()).code, 0);
 });
 
