@@ -1,7 +1,11 @@
-//! The `corvid` command: `corvid acp` serves ACP over stdio for editors.
+//! The `corvid` command: `corvid chat` is the terminal client for people, `corvid acp`
+//! serves ACP over stdio for editors.
 //!
-//! stdout belongs to the protocol: nothing in this binary prints there except `--help` and
-//! `--version` (clap), which never run together with a connection.
+//! Under `corvid acp`, stdout belongs to the protocol: nothing prints there except `--help`
+//! and `--version` (clap), which never run together with a connection. Only `corvid chat`
+//! writes human text to stdout, through its one writer, `chat::render::Screen`.
+
+mod chat;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -17,7 +21,13 @@ use tracing_subscriber::EnvFilter;
 
 mod login;
 
-const AFTER_HELP: &str = r#"Hook Corvid into an editor (it speaks ACP over stdio):
+const AFTER_HELP: &str = r#"Chat in the terminal (the agent runs in-process; nothing is spawned):
+
+  corvid chat                       interactive; Ctrl-C cancels a turn, Ctrl-D or /quit exits
+  corvid chat -p "explain main.rs"  one question, answer on stdout, then exit
+  corvid chat --agent "other-agent --acp"   drive any other ACP agent over stdio
+
+Hook Corvid into an editor (it speaks ACP over stdio):
 
   Zed — settings.json:
     "agent_servers": {
@@ -33,14 +43,15 @@ Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_
   CORVID_API_KEY    API key (falls back to OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)
   CORVID_MODEL      model id
   CORVID_DATA_DIR   where Corvid keeps its data
-  CORVID_LOG        log filter, e.g. info or corvid_core=debug (logs go to stderr)
+  CORVID_LOG        log filter, e.g. info or corvid_core=debug (acp: logs go to stderr;
+                    chat: to $CORVID_DATA_DIR/chat.log)
 With nothing configured, Corvid uses a local Ollama at http://127.0.0.1:11434 if one answers."#;
 
 #[derive(Parser)]
 #[command(
     name = "corvid",
     version,
-    about = "Corvid: a coding agent for any editor that speaks the Agent Client Protocol"
+    about = "Corvid: a coding agent for the terminal (`corvid chat`) and any editor that speaks the Agent Client Protocol (`corvid acp`)"
 )]
 #[command(after_help = AFTER_HELP)]
 struct Cli {
@@ -50,6 +61,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Chat in the terminal: runs the agent in-process (or drives any ACP agent with --agent).
+    Chat(chat::ChatArgs),
     /// Serve ACP over stdio (newline-delimited JSON-RPC); this is what editors run.
     Acp {
         /// Write logs to this file instead of stderr.
@@ -72,6 +85,7 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Chat(args) => chat::run(args),
         Command::Acp { login: true, .. } | Command::Login => exit_code(login::login()),
         Command::Logout => exit_code(login::logout()),
         Command::Acp { log_file, store, login: false } => exit_code(run_acp(log_file, store)),
@@ -94,7 +108,7 @@ fn write_stderr(msg: &str) {
     eprint!("{msg}");
 }
 
-fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Result<()> {
+pub(crate) fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> anyhow::Result<()> {
     let filter = EnvFilter::try_new(filter.unwrap_or("warn")).unwrap_or_else(|_| EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match log_file {
