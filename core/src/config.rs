@@ -69,6 +69,8 @@ struct ProviderSection {
     currency: Option<String>,
     /// Upper bound of one answer (Anthropic's `max_tokens`; the thinking budget comes on top).
     max_output_tokens: Option<u32>,
+    /// Whether the model takes images (default: guessed from the provider and model name).
+    images: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -129,6 +131,8 @@ pub struct Config {
     pub context_window: u64,
     /// Token prices, when configured.
     pub prices: Option<Prices>,
+    /// `[provider] images`: overrides the guess of whether the model takes images.
+    pub images: Option<bool>,
     /// Per-session spending limits.
     pub budget: Budget,
     /// Upper bound of one model answer (tokens); sent to Anthropic as `max_tokens`.
@@ -277,6 +281,7 @@ impl Config {
                 }),
             },
             budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
+            images: section.images,
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
             source,
@@ -302,6 +307,7 @@ impl Default for Config {
             stall_timeout: Duration::from_secs(120),
             context_window: DEFAULT_CONTEXT_WINDOW,
             prices: None,
+            images: None,
             budget: Budget::default(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,

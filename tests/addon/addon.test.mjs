@@ -198,7 +198,9 @@ console.log(JSON.stringify({ res, closeMs: Math.round(performance.now() - t0) })
   assert.equal(code, 0, stderr);
   const out = JSON.parse(stdout.trim().split("\n").at(-1));
   assert.equal(out.res.stopReason, "cancelled");
-  assert.ok(out.closeMs < 2000, `close took ${out.closeMs} ms`);
+  // close() waits at most 3 s for serve() to finish before giving up on it; staying under that
+  // shows serve() really finished (typically a few ms; a loaded 2-core CI machine has taken 2 s).
+  assert.ok(out.closeMs < 2900, `close took ${out.closeMs} ms`);
   console.log(`# close() with a turn in flight took ${out.closeMs} ms`);
 });
 

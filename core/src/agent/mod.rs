@@ -104,7 +104,7 @@ impl Agent {
         }
         let capabilities = acp::AgentCapabilities::new()
             .load_session(store.is_ok())
-            .prompt_capabilities(acp::PromptCapabilities::new())
+            .prompt_capabilities(acp::PromptCapabilities::new().image(true).embedded_context(true))
             .session_capabilities(sessions)
             .auth(acp::AgentAuthCapabilities::new().logout(acp::LogoutCapabilities::new()));
         let mut auth_methods = Vec::new();
@@ -242,15 +242,28 @@ impl Agent {
         ctx: RequestContext,
     ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let started = (|| -> Result<_, RpcError> {
-            let req: acp::PromptRequest = parse("session/prompt", params)?;
+            let mut params = params.unwrap_or(Value::Null);
+            prompt::normalize(&mut params);
+            let req: acp::PromptRequest = parse("session/prompt", Some(params))?;
             let session = self.sessions.get(&req.session_id.0)?;
-            let text = prompt::user_text(&req.prompt)?;
             let claim = session.begin_turn(ctx.cancel.child_token())?;
-            Ok((claim, UserPrompt { text, blocks: req.prompt }))
+            Ok((claim, req.prompt))
         })();
         let this = self.clone();
         async move {
-            let (claim, prompt) = started?;
+            let (claim, blocks) = started?;
+            // Decoding and storing uploads is blocking work: off the async threads. An invalid
+            // block fails the request here, before the turn starts (the claim is released).
+            let uploads = this.config.data_dir.join("uploads");
+            let jail = crate::tools::Jail::new(claim.session.roots.clone(), this.config.forbidden_paths.clone());
+            let (content, blocks) = tokio::task::spawn_blocking(move || {
+                let content = prompt::convert(&blocks, &uploads, &jail);
+                (content, blocks)
+            })
+            .await
+            .map_err(|e| RpcError::Internal(format!("converting the prompt: {e}")))?;
+            let content = content?;
+            let prompt = UserPrompt { text: content.text, images: content.images, blocks };
             let turn_ctx = TurnContext {
                 ledger: this.ledger.clone(),
                 peer: this.peer.clone(),

@@ -41,6 +41,8 @@ pub struct TurnContext {
 pub struct UserPrompt {
     /// What the model reads.
     pub text: String,
+    /// Images attached to it (stored under `uploads/`).
+    pub images: Vec<crate::provider::ImageRef>,
     /// The blocks as the client sent them (replayed as `user_message_chunk`s).
     pub blocks: Vec<acp::ContentBlock>,
 }
@@ -88,7 +90,8 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
                 Some(Command::Prompt(instruction)) => instruction,
                 _ => prompt.text.clone(),
             };
-            let user_message = ChatMessage::user(text);
+            let mut user_message = ChatMessage::user(text);
+            user_message.images = prompt.images;
             record_message(ledger, &session, &user_message).await;
             let (model, mut messages) = {
                 let mut state = session.state();
@@ -322,6 +325,7 @@ async fn stream_step(
         tools: specs,
         thinking_budget: session.thinking_budget(model),
         max_output_tokens: ctx.config.max_output_tokens,
+        images: crate::provider::supports_images(session.source.endpoint.kind, model, ctx.config.images),
     };
     let started =
         start_chat(&ctx.http, &session.source.endpoint, &params, &retry, ctx.config.stall_timeout, cancel).await?;

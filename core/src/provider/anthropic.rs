@@ -53,7 +53,7 @@ pub(super) fn request_body(p: &ChatParams<'_>) -> Value {
         "model": p.model,
         // With thinking on, the budget is part of max_tokens and must stay below it.
         "max_tokens": if thinking { p.thinking_budget + p.max_output_tokens } else { p.max_output_tokens },
-        "messages": messages(p.messages, thinking),
+        "messages": messages(p.messages, thinking, p.images),
         "stream": true,
     });
     let obj = body.as_object_mut().expect("an object");
@@ -95,12 +95,24 @@ fn thinking_can_continue(messages: &[ChatMessage]) -> bool {
 
 /// The history as Anthropic messages: roles alternate (tool results and the user's next text
 /// share one user message), no empty text blocks, tool calls as `tool_use` blocks.
-fn messages(history: &[ChatMessage], thinking: bool) -> Vec<Value> {
+fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in history {
         let (role, blocks) = match m.role {
             Role::System => continue,
-            Role::User => ("user", text_block(&m.content).into_iter().collect()),
+            Role::User => {
+                let mut blocks: Vec<Value> = Vec::new();
+                if images {
+                    for img in &m.images {
+                        if let Some(data) = img.base64() {
+                            let source = json!({ "type": "base64", "media_type": img.mime_type, "data": data });
+                            blocks.push(json!({ "type": "image", "source": source }));
+                        }
+                    }
+                }
+                blocks.extend(text_block(&m.content));
+                ("user", blocks)
+            }
             Role::Tool => {
                 let mut block =
                     json!({ "type": "tool_result", "tool_use_id": m.tool_call_id.clone().unwrap_or_default() });
@@ -340,6 +352,7 @@ mod tests {
             tools: &[],
             thinking_budget: budget,
             max_output_tokens: 8192,
+            images: false,
         }
     }
 

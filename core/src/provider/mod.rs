@@ -88,6 +88,8 @@ pub struct ChatParams<'a> {
     pub thinking_budget: u32,
     /// Upper bound of the answer's length (Anthropic requires one; OpenAI's is left unset).
     pub max_output_tokens: u32,
+    /// The model takes images: user messages carry their `images`.
+    pub images: bool,
 }
 
 /// Starts a streaming model request on `endpoint`. Retries 429, 5xx and connection failures
@@ -174,6 +176,39 @@ pub struct ChatMessage {
     /// OpenAI wire format never sends them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking: Vec<Value>,
+    /// Images attached to a user message (files under the data dir's `uploads/`), sent to
+    /// models that take images; the text already names them for models that do not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageRef>,
+}
+
+/// An image stored under `uploads/`, by path: the history stays small and the bytes are read
+/// when a request is built.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ImageRef {
+    pub mime_type: String,
+    pub path: std::path::PathBuf,
+}
+
+impl ImageRef {
+    /// The image as base64, or `None` if its file is gone (the marker text still says what it was).
+    pub fn base64(&self) -> Option<String> {
+        use base64::Engine;
+        std::fs::read(&self.path).ok().map(|b| base64::engine::general_purpose::STANDARD.encode(b))
+    }
+}
+
+/// Whether a model takes images. `configured` (`[provider] images`) wins; otherwise Anthropic's
+/// models do, and OpenAI-compatible ones are recognised by name (a guess: servers do not say).
+pub fn supports_images(kind: ProviderKind, model: &str, configured: Option<bool>) -> bool {
+    if let Some(c) = configured {
+        return c;
+    }
+    let m = model.to_ascii_lowercase();
+    kind == ProviderKind::Anthropic
+        || ["gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini", "llava", "vision", "-vl", "pixtral", "gemma3"]
+            .iter()
+            .any(|k| m.contains(k))
 }
 
 impl ChatMessage {
@@ -184,6 +219,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             thinking: Vec::new(),
+            images: Vec::new(),
         }
     }
     pub fn user(content: impl Into<String>) -> Self {
@@ -193,10 +229,18 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             thinking: Vec::new(),
+            images: Vec::new(),
         }
     }
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
-        Self { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None, thinking: Vec::new() }
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+            tool_calls,
+            tool_call_id: None,
+            thinking: Vec::new(),
+            images: Vec::new(),
+        }
     }
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
         Self {
@@ -205,6 +249,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             thinking: Vec::new(),
+            images: Vec::new(),
         }
     }
 }

@@ -22,7 +22,8 @@ struct ChatRequest<'a> {
 #[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: &'a str,
+    /// A string, or text + image parts for a user message with images.
+    content: Value,
     #[serde(skip_serializing_if = "<[ToolCallRequest]>::is_empty")]
     tool_calls: &'a [ToolCallRequest],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,7 +42,7 @@ pub(super) fn request_body(p: &ChatParams<'_>) -> Value {
         .iter()
         .map(|m| WireMessage {
             role: m.role.as_str(),
-            content: &m.content,
+            content: content(m, p.images),
             tool_calls: &m.tool_calls,
             tool_call_id: m.tool_call_id.as_deref(),
         })
@@ -54,6 +55,21 @@ pub(super) fn request_body(p: &ChatParams<'_>) -> Value {
         stream_options: StreamOptions { include_usage: true },
     };
     serde_json::to_value(&body).unwrap_or(Value::Null)
+}
+
+/// A message's content: plain text, or `[text, image_url…]` parts when images go along.
+fn content(m: &super::ChatMessage, images: bool) -> Value {
+    if !images || m.images.is_empty() {
+        return Value::String(m.content.clone());
+    }
+    let mut parts = vec![serde_json::json!({ "type": "text", "text": m.content })];
+    for img in &m.images {
+        if let Some(data) = img.base64() {
+            let url = format!("data:{};base64,{data}", img.mime_type);
+            parts.push(serde_json::json!({ "type": "image_url", "image_url": { "url": url } }));
+        }
+    }
+    Value::Array(parts)
 }
 
 /// Decodes `chat.completion.chunk` payloads.
