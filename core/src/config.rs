@@ -82,6 +82,8 @@ struct LimitsSection {
     permission_timeout_secs: Option<u64>,
     /// Replaces the default forbidden paths (~/.ssh, ~/.aws, ~/.gnupg, /etc, Corvid's config).
     forbidden_paths: Option<Vec<PathBuf>>,
+    /// How long an MCP tool call may take before it fails.
+    mcp_call_timeout_secs: Option<u64>,
     /// Tokens (input + output, summed over every model request) one session may use.
     max_session_tokens: Option<u64>,
     /// What one session may cost, in the prices' currency (needs the prices).
@@ -135,6 +137,8 @@ pub struct Config {
     pub images: Option<bool>,
     /// Per-session spending limits.
     pub budget: Budget,
+    /// How long an MCP tool call may take before it fails.
+    pub mcp_call_timeout: Duration,
     /// Upper bound of one model answer (tokens); sent to Anthropic as `max_tokens`.
     pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
@@ -282,6 +286,7 @@ impl Config {
             },
             budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
             images: section.images,
+            mcp_call_timeout: Duration::from_secs(limits.mcp_call_timeout_secs.unwrap_or(120)),
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
             source,
@@ -309,6 +314,7 @@ impl Default for Config {
             prices: None,
             images: None,
             budget: Budget::default(),
+            mcp_call_timeout: Duration::from_secs(120),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
         }

@@ -17,6 +17,8 @@ pub struct ClientFeatures {
     pub compaction: bool,
     /// `auth.terminal`: a terminal auth method (`corvid login`) may be listed.
     pub auth_terminal: bool,
+    /// `session.notices`: problems (an MCP server that failed) go out as `notice` updates.
+    pub notices: bool,
 }
 
 impl From<&acp::ClientCapabilities> for ClientFeatures {
@@ -28,6 +30,7 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             elicitation_form: caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()),
             compaction: caps.session.as_ref().is_some_and(|s| s.compaction.is_some()),
             auth_terminal: caps.auth.terminal,
+            notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
         }
     }
 }

@@ -8,7 +8,7 @@ mod ledger;
 mod model_source;
 mod params;
 mod permission;
-mod prompt;
+pub(crate) mod prompt;
 mod restore;
 mod session;
 mod turn;
@@ -58,6 +58,23 @@ pub struct Agent {
     signed_out: std::sync::atomic::AtomicBool,
 }
 
+/// Tells the user which MCP servers failed and why: a `notice` when the client shows them,
+/// otherwise an agent message.
+pub(super) async fn report_mcp_failures(ledger: &LedgerTx, session: &Session, notices: bool) {
+    let Some(mcp) = session.mcp.get() else { return };
+    for status in &mcp.statuses {
+        let Some(error) = &status.error else { continue };
+        let title = format!("MCP server `{}` is not available", status.name);
+        let update = if notices {
+            acp::SessionUpdate::Notice(acp::Notice::new(acp::NoticeSeverity::Warning, title).description(error.clone()))
+        } else {
+            let text = format!("{title}: {error}. Its tools are not offered in this session.\n\n");
+            acp::SessionUpdate::AgentMessageChunk(ledger::text_chunk(text, &uuid::Uuid::new_v4().to_string()))
+        };
+        ledger::emit(ledger, session, None, &update, true).await;
+    }
+}
+
 pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
     serde_json::to_value(v).map_err(|e| RpcError::Internal(format!("serializing a response: {e}")))
 }
@@ -105,6 +122,7 @@ impl Agent {
         let capabilities = acp::AgentCapabilities::new()
             .load_session(store.is_ok())
             .prompt_capabilities(acp::PromptCapabilities::new().image(true).embedded_context(true))
+            .mcp_capabilities(acp::McpCapabilities::new().http(true))
             .session_capabilities(sessions)
             .auth(acp::AgentAuthCapabilities::new().logout(acp::LogoutCapabilities::new()));
         let mut auth_methods = Vec::new();
@@ -136,6 +154,15 @@ impl Agent {
                 .agent_info(info)
                 .meta(meta),
         )
+    }
+
+    /// Connects the session's MCP servers and returns the `_meta` that reports them.
+    async fn attach_mcp(&self, session: &Session, servers: &[acp::McpServer]) -> serde_json::Map<String, Value> {
+        let servers = crate::mcp::McpServers::connect(servers, self.http(), self.config.mcp_call_timeout).await;
+        let mut meta = serde_json::Map::new();
+        meta.insert("corvid".into(), serde_json::json!({ "mcpServers": servers.meta() }));
+        let _ = session.mcp.set(Arc::new(servers));
+        meta
     }
 
     /// The session's endpoint and models, unless the user signed out.
@@ -196,11 +223,9 @@ impl Agent {
         for (i, dir) in req.additional_directories.iter().enumerate() {
             roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
         }
-        if !req.mcp_servers.is_empty() {
-            tracing::warn!(count = req.mcp_servers.len(), "MCP servers are not supported yet; ignoring them");
-        }
         let source = self.model_source().await?;
         let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
+        let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
         let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();
         self.ledger
@@ -216,13 +241,14 @@ impl Agent {
         self.ledger.flush().await;
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
-        // The slash commands, once the client knows the session.
-        let (ledger, announced) = (self.ledger.clone(), session.clone());
+        // The slash commands and any MCP failures, once the client knows the session.
+        let (ledger, announced, notices) = (self.ledger.clone(), session.clone(), self.client_features().notices);
         ctx.after_response(
             async move {
                 let commands = acp::AvailableCommandsUpdate::new(commands::available());
                 let update = acp::SessionUpdate::AvailableCommandsUpdate(commands);
                 ledger::emit(&ledger, &announced, None, &update, true).await;
+                report_mcp_failures(&ledger, &announced, notices).await;
                 ledger.flush().await;
             }
             .boxed(),
@@ -230,7 +256,8 @@ impl Agent {
         to_value(
             &acp::NewSessionResponse::new(session.id.clone())
                 .config_options(session.config_options())
-                .modes(session.mode_state()),
+                .modes(session.mode_state())
+                .meta(mcp),
         )
     }
 

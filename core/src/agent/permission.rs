@@ -37,7 +37,7 @@ impl Rule {
     fn matches(&self, tool: &str, needs: &Needs) -> bool {
         self.tool == tool
             && match needs {
-                Needs::Edit(path) => *path == self.scope,
+                Needs::Edit(path) | Needs::Mcp(path) => *path == self.scope,
                 Needs::Command(cmd) => cmd == &self.scope || cmd.starts_with(&format!("{} ", self.scope)),
                 Needs::Nothing => false,
             }
@@ -138,7 +138,7 @@ pub async fn decide(
         Some("selected") => {
             let option = outcome.pointer("/outcome/optionId").and_then(Value::as_str).unwrap_or("");
             let scope = match &announce.needs {
-                Needs::Edit(p) => p.clone(),
+                Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
                 Needs::Command(c) => c.clone(),
                 Needs::Nothing => String::new(),
             };
@@ -177,6 +177,7 @@ fn always_label(needs: &Needs, allow: bool) -> String {
     match needs {
         Needs::Edit(path) => format!("{verb} edits to {path}"),
         Needs::Command(cmd) => format!("{verb} `{cmd}`"),
+        Needs::Mcp(tool) => format!("{verb} {tool}"),
         Needs::Nothing => verb.to_string(),
     }
 }

@@ -133,6 +133,13 @@ fn decode(index: usize, data: &str) -> Result<Vec<u8>, RpcError> {
     Ok(bytes)
 }
 
+/// Decodes base64 `data` (at most 10 MB) and stores it like a prompt blob: for binary parts
+/// of MCP tool results. Returns the path and the decoded length.
+pub fn store_upload_b64(uploads: &Path, data: &str, mime: &str) -> Result<(PathBuf, usize), RpcError> {
+    let bytes = decode(0, data)?;
+    Ok((store_upload(uploads, &bytes, mime)?, bytes.len()))
+}
+
 /// Writes `bytes` as `uploads/<sha256>.<ext>` unless it is already there.
 fn store_upload(uploads: &Path, bytes: &[u8], mime: &str) -> Result<PathBuf, RpcError> {
     let hash = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();

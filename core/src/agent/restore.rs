@@ -47,12 +47,12 @@ impl Agent {
         params: Option<Value>,
         replay: bool,
     ) -> Result<Value, RpcError> {
-        let (session_id, cwd, dirs) = if replay {
+        let (session_id, cwd, dirs, mcp_servers) = if replay {
             let r: acp::LoadSessionRequest = super::params::parse(method, params)?;
-            (r.session_id, r.cwd, r.additional_directories)
+            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
         } else {
             let r: acp::ResumeSessionRequest = super::params::parse(method, params)?;
-            (r.session_id, r.cwd, r.additional_directories)
+            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
         };
         let mut roots = vec![existing_dir(method, "cwd", &cwd)?];
         for (i, dir) in dirs.iter().enumerate() {
@@ -80,6 +80,7 @@ impl Agent {
             .map(|r| super::permission::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
             .collect();
         self.close_interrupted_turns(&store, &session).await?;
+        let mcp = self.attach_mcp(&session, &mcp_servers).await;
 
         if replay {
             for payload in store.events(&id).await? {
@@ -87,12 +88,17 @@ impl Agent {
             }
         }
         self.sessions.insert(session.clone());
+        super::report_mcp_failures(&self.ledger, &session, self.client_features().notices).await;
         tracing::info!(session_id = %id, replay, "session restored");
         let options = session.config_options();
         if replay {
-            super::to_value(&acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()))
+            super::to_value(
+                &acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
+            )
         } else {
-            super::to_value(&acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()))
+            super::to_value(
+                &acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
+            )
         }
     }
 

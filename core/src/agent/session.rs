@@ -22,6 +22,8 @@ pub struct Session {
     /// Signalled whenever a turn ends (for `session/stop`).
     pub idle: tokio::sync::Notify,
     state: Mutex<SessionState>,
+    /// The MCP servers the client attached to this session (set once, before it is shared).
+    pub mcp: std::sync::OnceLock<Arc<crate::mcp::McpServers>>,
 }
 
 pub struct SessionState {
@@ -92,6 +94,7 @@ impl Session {
             source,
             next_seq: AtomicI64::new(r.next_seq),
             idle: tokio::sync::Notify::new(),
+            mcp: std::sync::OnceLock::new(),
             state: Mutex::new(SessionState {
                 model: r.model,
                 history: r.history,
@@ -258,13 +261,21 @@ impl Sessions {
         self.map().get(id).cloned().ok_or_else(|| RpcError::SessionNotFound(id.to_string()))
     }
 
+    /// Takes a session out of the connection; its MCP servers end with it.
     pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        self.map().remove(id)
+        let session = self.map().remove(id);
+        if let Some(mcp) = session.as_ref().and_then(|s| s.mcp.get()) {
+            mcp.shutdown();
+        }
+        session
     }
 
-    /// Cancels every running turn (connection ending).
+    /// Cancels every running turn and ends every MCP server (connection ending).
     pub fn cancel_all(&self) {
         for session in self.map().values() {
+            if let Some(mcp) = session.mcp.get() {
+                mcp.shutdown();
+            }
             session.cancel_turn();
         }
     }

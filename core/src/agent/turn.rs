@@ -153,7 +153,10 @@ async fn agent_loop(
     mut messages: Vec<ChatMessage>,
     cancel: &CancellationToken,
 ) -> Result<acp::StopReason, RpcError> {
-    let specs = tools::specs();
+    let mut specs = tools::specs();
+    if let Some(mcp) = session.mcp.get() {
+        specs.extend(mcp.specs());
+    }
     let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
     let mut calls_made = 0u32;
     for _request in 0..ctx.config.max_turn_requests {
@@ -439,7 +442,10 @@ async fn run_tool_call(
     let parsed = serde_json::from_str::<serde_json::Value>(&call.function.arguments);
     let args = parsed.as_ref().cloned().unwrap_or(serde_json::Value::Null);
     let announced = match &parsed {
-        Ok(_) => tools::announce(name, &args, jail),
+        Ok(_) => match session.mcp.get() {
+            Some(mcp) if name.starts_with(crate::mcp::PREFIX) => mcp.announce(name),
+            _ => tools::announce(name, &args, jail),
+        },
         Err(e) => Err(tools::ToolError::Arguments { tool: name.to_string(), reason: format!("not valid JSON: {e}") }),
     };
     let (title, kind, locations) = match &announced {
@@ -523,6 +529,10 @@ async fn execute(
             let raw = serde_json::json!({ "entries": count });
             Ok((tools::Output::text(format!("Plan updated ({count} entries)"), raw), true))
         }
+        mcp_tool if mcp_tool.starts_with(crate::mcp::PREFIX) => match session.mcp.get() {
+            Some(mcp) => mcp.call(mcp_tool, args, &ctx.config.data_dir.join("uploads"), cancel).await,
+            None => Err(tools::ToolError::Unknown(mcp_tool.to_string())),
+        },
         "run_command" if ctx.client.terminal => {
             let client = tools::terminal::ClientTerminal {
                 peer: ctx.peer.clone(),

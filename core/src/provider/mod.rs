@@ -284,8 +284,9 @@ pub struct ToolSpec {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FunctionSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// Built-in tools' names are literals; MCP tools' are made at run time.
+    pub name: std::borrow::Cow<'static, str>,
+    pub description: std::borrow::Cow<'static, str>,
     pub parameters: Value,
 }
 

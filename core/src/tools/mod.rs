@@ -40,6 +40,8 @@ pub enum Needs {
     Edit(String),
     /// Running a command (the full command line).
     Command(String),
+    /// Calling a tool of an MCP server (its full `mcp__server__tool` name).
+    Mcp(String),
 }
 
 /// How a call is shown before it runs.
@@ -75,9 +77,9 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, To
 
 /// The tools offered to the model.
 pub fn specs() -> Vec<ToolSpec> {
-    let f = |name, description, parameters| ToolSpec {
+    let f = |name: &'static str, description: &'static str, parameters| ToolSpec {
         kind: "function",
-        function: FunctionSpec { name, description, parameters },
+        function: FunctionSpec { name: name.into(), description: description.into(), parameters },
     };
     vec![
         f(
