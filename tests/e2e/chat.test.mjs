@@ -72,11 +72,12 @@ test("chat: a permission question answered 1 (allow once) lets write_file run; C
   c.type("please CHAT-ALLOW\n");
   await c.expect(/⏺ .*notes\/todo\.md.*\(edit\)/);
   await c.expect(/\? Allow .*notes\/todo\.md/);
+  // The question shows the proposed diff, compactly, before anything is written.
+  await c.expect(/^\s+notes\/todo\.md \(new file, 1 line\)\s+\+ - ship it\s+(?=1\) Allow)/m);
   await c.expect(/1\) Allow\s+2\) .*3\) Reject\s+4\) /);
   await c.expect(/choose 1-4: $/);
   c.type("1\n");
   await c.expect(/✓ done/);
-  await c.expect(/notes\/todo\.md \(new file, 1 line\)\s+\+ - ship it/); // the diff, compactly
   await c.expect(/Wrote your notes\./);
   await c.expect(/> $/);
   assert.equal(readFileSync(join(c.cwd, "notes/todo.md"), "utf8"), "- ship it\n");

@@ -161,11 +161,19 @@ test("edit_file replaces a unique match; an ambiguous match is an error that say
   assert.equal(diff.type, "diff");
   assert.match(diff.oldText, /"hi"/);
   assert.match(diff.newText, /"hello"/);
+  // The permission question showed the proposed diff before anything was written.
+  assert.equal(t.asked.length, 1);
+  const proposed = t.asked[0].toolCall.content[0];
+  assert.equal(proposed.type, "diff");
+  assert.equal(proposed.path, join(root, "src/main.rs"));
+  assert.match(proposed.oldText, /"hi"/);
+  assert.match(proposed.newText, /"hello"/);
   await t.turn([call("edit_file", { path: "src/lib.rs", old_text: "x * 2", new_text: "x + x" }), say("ok")]);
   assert.match(lastToolResult(), /occurs 2 times in src\/lib\.rs: include more surrounding lines/);
   assert.equal(t.toolUpdates("t2-1").at(-1).status, "failed");
   await t.turn([call("edit_file", { path: "src/lib.rs", old_text: "nowhere", new_text: "x" }), say("ok")]);
   assert.match(lastToolResult(), /was not found/);
+  assert.equal(t.asked.length, 1, "edits that cannot apply fail without asking");
   await t.done();
 });
 

@@ -72,6 +72,7 @@ pub async fn decide(
     call_id: &str,
     announce: &Announce,
     args: &Value,
+    preview: Vec<acp::ToolCallContent>,
     asker: &Asker<'_>,
 ) -> (Decision, Option<&'static str>) {
     if announce.needs == Needs::Nothing {
@@ -96,6 +97,8 @@ pub async fn decide(
         .status(acp::ToolCallStatus::Pending)
         .locations(announce.locations.clone())
         .raw_input(args.clone());
+    // What would change (an edit's diff), so the user decides on the real thing.
+    let fields = if preview.is_empty() { fields } else { fields.content(preview) };
     let options = vec![
         acp::PermissionOption::new("allow_once", "Allow", acp::PermissionOptionKind::AllowOnce),
         acp::PermissionOption::new(

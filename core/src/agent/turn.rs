@@ -472,7 +472,20 @@ async fn run_tool_call(
     // The tool card must be on screen before the permission question.
     ctx.ledger.flush().await;
     let asker = Asker { peer: &ctx.peer, ledger: &ctx.ledger, deadline: ctx.config.permission_timeout, cancel };
-    let (decision, note) = permission::decide(session, name, &id, &announce, &args, &asker).await;
+    // An edit is worked out before anyone is asked: the question shows its diff, and an edit
+    // that cannot apply (no match, several matches) fails without bothering the user.
+    let mut preview = Vec::new();
+    if matches!(name, "write_file" | "edit_file") && announce.needs != tools::Needs::Nothing {
+        match tools::fs::plan_change(name, &args, jail, &files_for(ctx, session)).await {
+            Ok(change) => preview.push(change.diff()),
+            Err(e) => {
+                let message = e.to_string();
+                tool_update(ctx, session, turn, &id, failed(&message)).await;
+                return Some(format!("error: {message}"));
+            }
+        }
+    }
+    let (decision, note) = permission::decide(session, name, &id, &announce, &args, preview, &asker).await;
     if let Some(note) = note {
         let chunk = text_chunk(format!("\n\n{note}\n\n"), &uuid::Uuid::new_v4().to_string());
         emit(&ctx.ledger, session, Some(turn), &acp::SessionUpdate::AgentMessageChunk(chunk), true).await;
@@ -552,8 +565,10 @@ async fn execute(
             let files = files_for(ctx, session);
             let out = match name {
                 "read_file" => tools::fs::read_file(args, jail, &files).await,
-                "write_file" => tools::fs::write_file(args, jail, &files).await,
-                _ => tools::fs::edit_file(args, jail, &files).await,
+                _ => match tools::fs::plan_change(name, args, jail, &files).await {
+                    Ok(change) => change.apply(jail, &files).await,
+                    Err(e) => Err(e),
+                },
             };
             out.map(|o| (o, true))
         }

@@ -158,26 +158,48 @@ fn diff_output(resolved: &std::path::Path, old: Option<String>, new: String, sum
     }
 }
 
-pub async fn write_file(args: &Value, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
-    let a: WriteArgs = parse_args("write_file", args)?;
-    let (_, old) = files.read(jail, &a.path).await?;
-    let resolved = files.write(jail, &a.path, &a.content).await?;
-    let summary = match &old {
-        Some(_) => format!("Wrote {} ({} bytes, replaced the previous content)", a.path, a.content.len()),
-        None => format!("Created {} ({} bytes)", a.path, a.content.len()),
-    };
-    Ok(diff_output(&resolved, old, a.content, summary))
+/// A file change worked out but not yet written. The permission question shows its diff,
+/// and an edit that cannot apply fails before anyone is asked.
+pub struct Change {
+    path: String,
+    resolved: std::path::PathBuf,
+    old: Option<String>,
+    new: String,
+    summary: String,
 }
 
-pub async fn edit_file(args: &Value, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
-    let a: EditArgs = parse_args("edit_file", args)?;
+impl Change {
+    /// The proposed change as diff content.
+    pub fn diff(&self) -> acp::ToolCallContent {
+        acp::ToolCallContent::from(acp::Diff::new(self.resolved.clone(), self.new.clone()).old_text(self.old.clone()))
+    }
+
+    /// Writes it. Callers plan again right before applying, so edits the user made while a
+    /// permission question was open are not overwritten with a stale text.
+    pub async fn apply(self, jail: &Jail, files: &Files) -> Result<Output, ToolError> {
+        let resolved = files.write(jail, &self.path, &self.new).await?;
+        Ok(diff_output(&resolved, self.old, self.new, self.summary))
+    }
+}
+
+/// Plans `write_file` or `edit_file`: reads the current text and computes the new one.
+pub async fn plan_change(tool: &str, args: &Value, jail: &Jail, files: &Files) -> Result<Change, ToolError> {
+    if tool == "write_file" {
+        let a: WriteArgs = parse_args(tool, args)?;
+        let (resolved, old) = files.read(jail, &a.path).await?;
+        let summary = match &old {
+            Some(_) => format!("Wrote {} ({} bytes, replaced the previous content)", a.path, a.content.len()),
+            None => format!("Created {} ({} bytes)", a.path, a.content.len()),
+        };
+        return Ok(Change { path: a.path, resolved, old, new: a.content, summary });
+    }
+    let a: EditArgs = parse_args(tool, args)?;
     if a.old_text.is_empty() {
         return Err(ToolError::Failed("old_text is empty: use write_file to create a file".into()));
     }
-    let (_, old) = files.read(jail, &a.path).await?;
+    let (resolved, old) = files.read(jail, &a.path).await?;
     let old = old.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
-    let count = old.matches(&a.old_text).count();
-    match count {
+    match old.matches(&a.old_text).count() {
         0 => {
             return Err(ToolError::Failed(format!(
                 "old_text was not found in {}: read the file again and copy the text exactly, whitespace included",
@@ -193,6 +215,6 @@ pub async fn edit_file(args: &Value, jail: &Jail, files: &Files) -> Result<Outpu
         }
     }
     let new = old.replacen(&a.old_text, &a.new_text, 1);
-    let resolved = files.write(jail, &a.path, &new).await?;
-    Ok(diff_output(&resolved, Some(old), new, format!("Edited {}", a.path)))
+    let summary = format!("Edited {}", a.path);
+    Ok(Change { path: a.path, resolved, old: Some(old), new, summary })
 }
