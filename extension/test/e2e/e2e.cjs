@@ -3,7 +3,8 @@
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
 // Checks: install, activation (status bar), a full turn with a write needing permission
 // answered by clicking Allow in the webview, the file written through the editor, Open diff
-// opening a diff editor, Stop cancelling a streaming turn. code-server and all its children
+// opening a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the
+// selection as an embedded resource. code-server and all its children
 // are killed by PID at exit.
 const { spawn, spawnSync, execFileSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -117,8 +118,8 @@ async function main() {
     await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
     say("workbench visible");
 
-    const palette = async (title) => {
-      await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+    const palette = async (title, { click = true } = {}) => {
+      if (click) await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
       await page.keyboard.press("F1");
       await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
       await page.keyboard.type(title);
@@ -192,6 +193,28 @@ async function main() {
     const streamed = await view.locator(".msg.agent").last().innerText();
     if (streamed.includes("word399")) throw new Error("the turn was not cancelled");
     say("Stop cancelled the streaming turn");
+
+    // 8. Ask About Selection: the selected text reaches the model as an embedded resource.
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+    await page.keyboard.press("F1");
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("README.md");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "README.md" }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press("Enter");
+    await page.locator(".tab.active", { hasText: "README.md" }).waitFor({ timeout: 20000 });
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+A");
+    fake.script("E2E-SELECTION", { chunks: [{ content: "That is a heading." }] });
+    await palette("Corvid: Ask About Selection", { click: false }); // a click would drop the selection
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("E2E-SELECTION what is this?");
+    await page.keyboard.press("Enter");
+    await view.locator(".msg.agent", { hasText: "That is a heading." }).waitFor({ timeout: 30000 });
+    const asked = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages);
+    if (!asked.includes("# demo workspace") || !asked.includes("README.md")) throw new Error(`the selection did not reach the model: ${asked.slice(0, 500)}`);
+    say("Ask About Selection sent the selection as a resource");
   } catch (e) {
     try {
       await ctx.pages()[0].screenshot({ path: SHOT.replace(/\.png$/, "-failure.png") });

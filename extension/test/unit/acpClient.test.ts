@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import type { Stream } from "@agentclientprotocol/sdk";
 import { AcpClient, CLIENT_CAPABILITIES, promptBlocks, sliceLines, type ClientHost } from "../../src/acpClient";
 import { stdioTransport } from "../../src/transport";
-import { applyUpdate, initialState } from "../../src/viewModel";
+import { applyUpdate, configSelects, initialState } from "../../src/viewModel";
 
 const repo = resolve(__dirname, "../../..");
 let fake: any;
@@ -125,4 +125,40 @@ test("stdio transport: the same turn against the corvid binary", { skip: !proces
 
 test("capabilities advertised: fs read/write and terminal", () => {
   assert.deepEqual(CLIENT_CAPABILITIES, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
+});
+
+test("in-process: mode picker, selection as an embedded resource, history (list, then load replays)", async () => {
+  const iso = isolated();
+  const opts = { configFile: iso.configFile, dataDir: iso.dataDir, baseUrl: fake.url, model: "fake-model", apiKey: "k" };
+  const stream = createAgent(opts);
+  const f = fakeHost(iso.ws, () => null);
+  const client = new AcpClient(stream, f.host);
+  await client.initialize();
+  assert.equal(client.init!.agentCapabilities?.loadSession, true);
+  const res = await client.newSession(iso.ws);
+  const mode = configSelects(res.configOptions).find((c) => c.id === "mode");
+  assert.ok(mode && mode.options.length > 1, "a mode picker");
+  const set = await client.setConfigOption(res.sessionId, "mode", "read-only");
+  assert.equal(configSelects(set.configOptions).find((c) => c.id === "mode")!.currentValue, "read-only");
+  fake.script("UNIT-RESOURCE", { chunks: [{ content: "seen" }] });
+  f.state.sessionId = res.sessionId;
+  const r = await client.prompt(res.sessionId, promptBlocks("UNIT-RESOURCE explain", { uri: "file:///w/a.ts", text: "const SELECTED = 1;" }));
+  assert.equal(r.stopReason, "end_turn");
+  const sent = fake.requests.filter((q: any) => q.api === "openai").at(-1).body;
+  assert.match(JSON.stringify(sent.messages), /const SELECTED = 1;/);
+  const { sessions } = await client.listSessions(iso.ws);
+  assert.ok(sessions.some((s) => s.sessionId === res.sessionId));
+  client.close();
+  await stream.close();
+  // A fresh agent on the same store: session/load replays the conversation into the view model.
+  const stream2 = createAgent(opts);
+  const f2 = fakeHost(iso.ws, () => null);
+  const c2 = new AcpClient(stream2, f2.host);
+  await c2.initialize();
+  f2.state.sessionId = res.sessionId;
+  await c2.loadSession(res.sessionId, iso.ws);
+  assert.ok(f2.state.items.some((i) => i.kind === "user" && i.text.includes("UNIT-RESOURCE")), JSON.stringify(f2.state.items));
+  assert.ok(f2.state.items.some((i) => i.kind === "agent" && i.text === "seen"));
+  c2.close();
+  await stream2.close();
 });
