@@ -4,7 +4,7 @@
 // Checks: install, activation (status bar), a full turn with a write needing permission
 // answered by clicking Allow in the webview, the file written through the editor, Open diff
 // opening a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the
-// selection as an embedded resource. code-server and all its children
+// selection as an embedded resource, read_file seeing unsaved editor text. code-server and all its children
 // are killed by PID at exit.
 const { spawn, spawnSync, execFileSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -215,6 +215,20 @@ async function main() {
     const asked = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages);
     if (!asked.includes("# demo workspace") || !asked.includes("README.md")) throw new Error(`the selection did not reach the model: ${asked.slice(0, 500)}`);
     say("Ask About Selection sent the selection as a resource");
+
+    // 9. fs/read_text_file returns the open document's text, unsaved edits included.
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("\nUNSAVED-LINE typed in the editor");
+    await page.locator(".tab.dirty", { hasText: "README.md" }).first().waitFor({ timeout: 10000 });
+    fake.script("E2E-READ", { steps: [{ toolCalls: [{ name: "read_file", arguments: { path: "README.md" } }] }, { chunks: [{ content: "Read it." }] }] });
+    await promptBox.fill("E2E-READ: read README.md");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Read it." }).waitFor({ timeout: 30000 });
+    const toolResult = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.slice(-1));
+    if (!toolResult.includes("UNSAVED-LINE")) throw new Error(`read_file did not see the unsaved edit: ${toolResult.slice(0, 400)}`);
+    if (fs.readFileSync(path.join(work, "README.md"), "utf8").includes("UNSAVED-LINE")) throw new Error("README.md should still be unsaved");
+    say("read_file saw the editor's unsaved text");
   } catch (e) {
     try {
       await ctx.pages()[0].screenshot({ path: SHOT.replace(/\.png$/, "-failure.png") });
