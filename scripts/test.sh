@@ -3,7 +3,8 @@
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
 # Rust unit tests, the Node end-to-end suite against the real binary, and the in-process
-# suite against the napi addon and the packed npm package.
+# suite against the napi addon and the packed npm package, then the VS Code extension's
+# unit tests, VSIX packaging and its end-to-end test in code-server (scripts/vscode-e2e.sh).
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,5 +51,8 @@ npm run --silent test:e2e
 
 step "in-process tests (napi addon, npm package)"
 npm run --silent test:addon
+
+step "VS Code extension (unit tests, VSIX, end to end in code-server)"
+bash scripts/vscode-e2e.sh
 
 step "done"

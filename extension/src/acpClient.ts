@@ -1,0 +1,132 @@
+// The one ACP client of the extension, over either transport (in-process addon or an external
+// agent on stdio). Uses the official SDK's client API. No `vscode` import: the editor side is
+// behind `ClientHost`, so this glue is unit-tested against a real agent without VS Code.
+import * as acp from "@agentclientprotocol/sdk";
+import type { Stream } from "@agentclientprotocol/sdk";
+import { TerminalManager } from "./terminals";
+
+export interface ClientHost {
+  /** Current text of the file: the open document (unsaved edits included) or the disk. */
+  readTextFile(path: string): Promise<string>;
+  /** Writes through the editor (undoable), or the disk when there is no editor. */
+  writeTextFile(path: string, content: string): Promise<void>;
+  /** Asks the user; resolves with the chosen optionId, or null when cancelled. */
+  requestPermission(params: acp.RequestPermissionRequest): Promise<string | null>;
+  /** Every `session/update` notification, in arrival order. */
+  onUpdate(params: acp.SessionNotification): void;
+  log(level: "info" | "warn" | "error" | "debug", message: string): void;
+  /** Default cwd for terminals. */
+  cwd(): string | undefined;
+}
+
+export const CLIENT_INFO = { name: "corvid-vscode", title: "Corvid for VS Code", version: "0.1.0" };
+
+export const CLIENT_CAPABILITIES: acp.ClientCapabilities = {
+  fs: { readTextFile: true, writeTextFile: true },
+  terminal: true,
+};
+
+/** Applies ACP's 1-based `line` and `limit` to a text. */
+export function sliceLines(text: string, line?: number | null, limit?: number | null): string {
+  if (line == null && limit == null) return text;
+  const lines = text.split("\n");
+  const start = Math.max(0, (line ?? 1) - 1);
+  const end = limit == null ? lines.length : start + limit;
+  return lines.slice(start, end).join("\n");
+}
+
+export class AcpClient {
+  readonly terminals = new TerminalManager();
+  private conn: acp.ClientConnection;
+  init: acp.InitializeResponse | null = null;
+
+  constructor(
+    stream: Stream,
+    private host: ClientHost,
+  ) {
+    const terms = this.terminals;
+    this.conn = acp
+      .client({ name: CLIENT_INFO.name })
+      .onNotification(acp.methods.client.session.update, ({ params }) => host.onUpdate(params))
+      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+        const optionId = await host.requestPermission(params);
+        return { outcome: optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId } };
+      })
+      .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
+        host.log("debug", `fs/read_text_file ${params.path}`);
+        return { content: sliceLines(await host.readTextFile(params.path), params.line, params.limit) };
+      })
+      .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+        host.log("info", `fs/write_text_file ${params.path}`);
+        await host.writeTextFile(params.path, params.content);
+        return {};
+      })
+      .onRequest(acp.methods.client.terminal.create, async ({ params }) => {
+        const terminalId = terms.create(params, host.cwd());
+        host.log("info", `terminal/create ${terminalId}: ${params.command} ${(params.args ?? []).join(" ")}`);
+        return { terminalId };
+      })
+      .onRequest(acp.methods.client.terminal.output, async ({ params }) => terms.output(params.terminalId))
+      .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => terms.waitForExit(params.terminalId))
+      .onRequest(acp.methods.client.terminal.kill, async ({ params }) => {
+        terms.kill(params.terminalId);
+        return {};
+      })
+      .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+        terms.release(params.terminalId);
+        return {};
+      })
+      .connect(stream);
+  }
+
+  get closed(): Promise<void> {
+    return this.conn.closed;
+  }
+
+  async initialize(): Promise<acp.InitializeResponse> {
+    const init = (await this.conn.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: CLIENT_CAPABILITIES,
+      clientInfo: CLIENT_INFO,
+    })) as acp.InitializeResponse;
+    this.init = init;
+    return init;
+  }
+
+  newSession(cwd: string): Promise<acp.NewSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  }
+
+  loadSession(sessionId: string, cwd: string): Promise<acp.LoadSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  }
+
+  listSessions(cwd: string): Promise<acp.ListSessionsResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.list, { cwd });
+  }
+
+  prompt(sessionId: string, prompt: acp.ContentBlock[]): Promise<acp.PromptResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+  }
+
+  cancel(sessionId: string): Promise<void> {
+    return this.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+  }
+
+  setConfigOption(sessionId: string, configId: string, value: string): Promise<acp.SetSessionConfigOptionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value });
+  }
+
+  close(): void {
+    this.terminals.disposeAll();
+    this.conn.close();
+  }
+}
+
+/** A prompt's content blocks: the text, plus an embedded resource (e.g. the selection). */
+export function promptBlocks(text: string, resource?: { uri: string; text: string; mimeType?: string }): acp.ContentBlock[] {
+  const blocks: acp.ContentBlock[] = [];
+  if (resource) blocks.push({ type: "resource", resource: { uri: resource.uri, text: resource.text, ...(resource.mimeType ? { mimeType: resource.mimeType } : {}) } });
+  blocks.push({ type: "text", text });
+  return blocks;
+}

@@ -1,0 +1,439 @@
+// Corvid for VS Code: a thin ACP client. The agent is the Corvid core in-process (napi addon)
+// or, with `corvid.agent.command`, any ACP agent over stdio. Everything the agent does to the
+// editor goes through the ACP client methods implemented here (fs, terminal, permissions).
+import * as vscode from "vscode";
+import * as os from "node:os";
+import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
+import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
+import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, withTerminalOutput, type ViewState } from "./viewModel";
+
+const SECRET_KEY = "corvid.apiKey";
+const OLD_SCHEME = "corvid-old";
+
+let log: vscode.LogOutputChannel;
+
+export function activate(context: vscode.ExtensionContext): void {
+  log = vscode.window.createOutputChannel("Corvid", { log: true });
+  context.subscriptions.push(log);
+  try {
+    const chat = new Chat(context);
+    context.subscriptions.push(
+      vscode.window.registerWebviewViewProvider("corvid.chat", chat, { webviewOptions: { retainContextWhenHidden: true } }),
+      vscode.workspace.registerTextDocumentContentProvider(OLD_SCHEME, chat.oldTexts),
+      vscode.commands.registerCommand("corvid.newChat", () => chat.newChat()),
+      vscode.commands.registerCommand("corvid.askAboutFile", () => chat.askAboutEditor(false)),
+      vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.askAboutEditor(true)),
+      vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
+      vscode.commands.registerCommand("corvid.setApiKey", () => chat.setApiKey()),
+      vscode.commands.registerCommand("corvid.history", () => chat.history()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("corvid")) chat.restartLater("settings changed");
+      }),
+      { dispose: () => void chat.shutdown() },
+    );
+    log.info("Corvid activated");
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    log.error(`activation failed: ${msg}`);
+    void vscode.window.showErrorMessage(`Corvid failed to activate: ${msg}`, "Show Logs").then((b) => b && log.show());
+    throw e;
+  }
+}
+
+export function deactivate(): void {}
+
+class OldTexts implements vscode.TextDocumentContentProvider {
+  private texts = new Map<string, string>();
+  private n = 0;
+  add(path: string, text: string): vscode.Uri {
+    const key = `${++this.n}`;
+    this.texts.set(key, text);
+    return vscode.Uri.from({ scheme: OLD_SCHEME, path, query: key });
+  }
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.query) ?? "";
+  }
+}
+
+class Chat implements vscode.WebviewViewProvider {
+  readonly oldTexts = new OldTexts();
+  private view?: vscode.WebviewView;
+  private client: AcpClient | null = null;
+  private transport: Transport | null = null;
+  private starting: Promise<AcpClient> | null = null;
+  private state: ViewState = initialState();
+  private permissions = new Map<number, (optionId: string | null) => void>();
+  private nextPermission = 1;
+  private postTimer: NodeJS.Timeout | null = null;
+  private status: vscode.StatusBarItem;
+  private stale = false;
+
+  constructor(private context: vscode.ExtensionContext) {
+    this.status = vscode.window.createStatusBarItem("corvid.status", vscode.StatusBarAlignment.Right, 100);
+    this.status.name = "Corvid";
+    this.status.command = "corvid.chat.focus";
+    context.subscriptions.push(this.status);
+    this.setAgentState("idle");
+    this.status.show();
+  }
+
+  // ---- webview ------------------------------------------------------------------------
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
+    const dist = vscode.Uri.joinPath(this.context.extensionUri, "dist");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
+    const nonce = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
+    const css = view.webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
+    const js = view.webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js"));
+    view.webview.html = `<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${view.webview.cspSource} https: data:; style-src ${view.webview.cspSource}; script-src 'nonce-${nonce}';">
+<link rel="stylesheet" href="${css}"></head><body>
+<div id="app"></div><script nonce="${nonce}" src="${js}"></script></body></html>`;
+    view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => this.fail("webview action", e)));
+    void this.ensureClient().catch(() => {});
+  }
+
+  private post(now = false): void {
+    if (now) {
+      if (this.postTimer) clearTimeout(this.postTimer);
+      this.postTimer = null;
+      if (this.client) withTerminalOutput(this.state, (id) => this.client!.terminals.peek(id));
+      void this.view?.webview.postMessage({ type: "state", state: this.state });
+      return;
+    }
+    this.postTimer ??= setTimeout(() => this.post(true), 30);
+  }
+
+  private async onMessage(m: any): Promise<void> {
+    switch (m.type) {
+      case "ready":
+        this.post(true);
+        break;
+      case "prompt":
+        await this.prompt(String(m.text ?? ""));
+        break;
+      case "stop":
+        await this.stop();
+        break;
+      case "permission": {
+        const resolve = this.permissions.get(m.requestId);
+        if (resolve) {
+          this.permissions.delete(m.requestId);
+          resolvePermission(this.state, m.requestId, m.optionId);
+          resolve(m.optionId);
+          this.post();
+        }
+        break;
+      }
+      case "openDiff":
+        await this.openDiff(m.toolCallId, m.index ?? 0);
+        break;
+      case "setConfig":
+        await this.setConfig(m.configId, m.value);
+        break;
+      case "newChat":
+        await this.newChat();
+        break;
+      case "openFile":
+        await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
+        break;
+    }
+  }
+
+  // ---- agent lifecycle ----------------------------------------------------------------
+  private setAgentState(s: string): void {
+    this.state.agentState = s;
+    const icon = s === "working" ? "$(sync~spin)" : s === "error" ? "$(error)" : s === "starting" ? "$(loading~spin)" : "$(comment-discussion)";
+    this.status.text = `${icon} Corvid: ${s}`;
+    this.status.tooltip = `Corvid agent: ${s}${this.transport ? ` (${this.transport.describe})` : ""}`;
+    this.post();
+  }
+
+  private cwd(): string {
+    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+  }
+
+  private async settings(): Promise<AgentSettings> {
+    const c = vscode.workspace.getConfiguration("corvid");
+    return {
+      provider: c.get<string>("provider") || undefined,
+      baseUrl: c.get<string>("baseUrl") || undefined,
+      model: c.get<string>("model") || undefined,
+      logLevel: c.get<string>("logLevel") || undefined,
+      apiKey: (await this.context.secrets.get(SECRET_KEY)) || undefined,
+    };
+  }
+
+  private host(): ClientHost {
+    return {
+      readTextFile: async (path) => {
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
+        if (doc) return doc.getText();
+        return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
+      },
+      writeTextFile: (path, content) => writeThroughEditor(path, content),
+      requestPermission: (params) =>
+        new Promise((resolve) => {
+          const id = this.nextPermission++;
+          this.permissions.set(id, resolve);
+          addPermission(this.state, id, params);
+          log.info(`permission requested: ${params.toolCall?.title ?? params.toolCall?.toolCallId}`);
+          this.reveal();
+          this.post(true);
+        }),
+      onUpdate: (params) => {
+        if (params.sessionId !== this.state.sessionId) return;
+        applyUpdate(this.state, params.update);
+        this.post();
+      },
+      log: (level, message) => log[level](message),
+      cwd: () => this.cwd(),
+    };
+  }
+
+  private ensureClient(): Promise<AcpClient> {
+    if (this.client && !this.stale) return Promise.resolve(this.client);
+    this.starting ??= this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async start(): Promise<AcpClient> {
+    if (this.client) await this.shutdown();
+    this.stale = false;
+    this.setAgentState("starting");
+    try {
+      const settings = await this.settings();
+      const command = vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
+      if (command) {
+        const args = vscode.workspace.getConfiguration("corvid").get<string[]>("agent.args") ?? [];
+        const t = stdioTransport(command, args, settings, this.cwd(), (line) => log.info(`[agent] ${line}`));
+        t.child.on("exit", (code, signal) => {
+          log.warn(`agent exited (${code ?? signal})`);
+          if (this.transport === t) {
+            this.client = null;
+            this.transport = null;
+            this.setAgentState("stopped");
+          }
+        });
+        t.child.on("error", (e) => log.error(`agent failed to start: ${e.message}`));
+        this.transport = t;
+      } else {
+        this.transport = addonTransport(settings, (line) => log.info(`[core] ${line}`));
+      }
+      log.info(`starting agent: ${this.transport.describe}`);
+      const client = new AcpClient(this.transport.stream, this.host());
+      const init = await withTimeout(client.initialize(), 30000, "initialize");
+      log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
+      this.client = client;
+      await this.openSession(client);
+      this.setAgentState("ready");
+      return client;
+    } catch (e) {
+      this.setAgentState("error");
+      this.fail("starting the agent", e);
+      throw e;
+    }
+  }
+
+  private async openSession(client: AcpClient): Promise<void> {
+    const res = await client.newSession(this.cwd());
+    this.state = initialState();
+    this.state.sessionId = res.sessionId;
+    this.state.config = configSelects((res as any).configOptions);
+    log.info(`session ${res.sessionId}`);
+  }
+
+  restartLater(why: string): void {
+    log.info(`${why}: the agent restarts with the next chat`);
+    this.stale = true;
+  }
+
+  async shutdown(): Promise<void> {
+    for (const resolve of this.permissions.values()) resolve(null);
+    this.permissions.clear();
+    const [c, t] = [this.client, this.transport];
+    this.client = null;
+    this.transport = null;
+    c?.close();
+    await t?.close().catch(() => {});
+  }
+
+  private fail(what: string, e: unknown): void {
+    const msg = e instanceof Error ? e.message : typeof e === "object" ? JSON.stringify(e) : String(e);
+    log.error(`${what}: ${msg}`);
+    void vscode.window.showErrorMessage(`Corvid: ${what} failed: ${msg}`, "Show Logs").then((b) => b && log.show());
+  }
+
+  private reveal(): void {
+    if (this.view) this.view.show(true);
+    else void vscode.commands.executeCommand("corvid.chat.focus");
+  }
+
+  // ---- commands -------------------------------------------------------------------------
+  async newChat(): Promise<void> {
+    await vscode.commands.executeCommand("corvid.chat.focus");
+    if (this.state.busy) await this.stop();
+    if (this.stale || !this.client) {
+      await this.ensureClient();
+    } else {
+      await this.openSession(this.client);
+      this.setAgentState("ready");
+    }
+    this.post(true);
+    void this.view?.webview.postMessage({ type: "focus" });
+  }
+
+  async prompt(text: string, resource?: { uri: string; text: string; mimeType?: string }): Promise<void> {
+    if (!text.trim() && !resource) return;
+    const client = await this.ensureClient();
+    if (this.state.busy) {
+      void vscode.window.showInformationMessage("Corvid is still working on the last prompt; press Stop first.");
+      return;
+    }
+    const sessionId = this.state.sessionId!;
+    this.state.items.push({ kind: "user", text: resource ? `${text}\n\n\`${vscode.Uri.parse(resource.uri).fsPath}\`` : text });
+    this.state.busy = true;
+    this.state.lastStop = null;
+    this.setAgentState("working");
+    this.post(true);
+    try {
+      const res = await client.prompt(sessionId, promptBlocks(text, resource));
+      this.state.lastStop = res.stopReason;
+      log.info(`turn ended: ${res.stopReason}`);
+    } catch (e) {
+      this.state.lastStop = "error";
+      this.state.items.push({ kind: "notice", text: e instanceof Error ? e.message : JSON.stringify(e), severity: "error" });
+      log.error(`prompt failed: ${e instanceof Error ? e.message : JSON.stringify(e)}`);
+    } finally {
+      if (this.state.sessionId === sessionId) {
+        this.state.busy = false;
+        this.setAgentState(this.client ? "ready" : "stopped");
+      }
+      this.post(true);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (!this.client || !this.state.sessionId) return;
+    log.info("cancelling the turn");
+    for (const id of pendingPermissions(this.state)) {
+      resolvePermission(this.state, id, "cancelled");
+      this.permissions.get(id)?.(null);
+      this.permissions.delete(id);
+    }
+    await this.client.cancel(this.state.sessionId);
+    this.post();
+  }
+
+  private async setConfig(configId: string, value: string): Promise<void> {
+    if (!this.client || !this.state.sessionId) return;
+    const res = await this.client.setConfigOption(this.state.sessionId, configId, value);
+    this.state.config = configSelects(res.configOptions);
+    log.info(`set ${configId} = ${value}`);
+    this.post();
+  }
+
+  async askAboutEditor(selectionOnly: boolean): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showWarningMessage("Corvid: open a file first.");
+      return;
+    }
+    const doc = editor.document;
+    const sel = editor.selection;
+    if (selectionOnly && sel.isEmpty) {
+      void vscode.window.showWarningMessage("Corvid: select some text first.");
+      return;
+    }
+    const question = await vscode.window.showInputBox({
+      title: selectionOnly ? "Ask Corvid about the selection" : "Ask Corvid about this file",
+      value: selectionOnly ? "Explain this code." : "Explain this file.",
+    });
+    if (question === undefined) return;
+    const range = selectionOnly ? sel : undefined;
+    const text = doc.getText(range);
+    const rel = vscode.workspace.asRelativePath(doc.uri);
+    const where = range ? `${rel}, lines ${range.start.line + 1}-${range.end.line + 1}` : rel;
+    await vscode.commands.executeCommand("corvid.chat.focus");
+    await this.prompt(`${question}\n\n(About ${where}.)`, { uri: doc.uri.toString(), text, mimeType: mimeOf(doc.languageId) });
+  }
+
+  async setApiKey(): Promise<void> {
+    const key = await vscode.window.showInputBox({ title: "Corvid: API key", prompt: "Stored in VS Code's secret storage (empty removes it)", password: true, ignoreFocusOut: true });
+    if (key === undefined) return;
+    if (key) await this.context.secrets.store(SECRET_KEY, key);
+    else await this.context.secrets.delete(SECRET_KEY);
+    this.restartLater("API key changed");
+    void vscode.window.showInformationMessage(key ? "Corvid: API key saved." : "Corvid: API key removed.");
+  }
+
+  async history(): Promise<void> {
+    const client = await this.ensureClient();
+    if (!client.init?.agentCapabilities?.loadSession) {
+      void vscode.window.showInformationMessage("This agent cannot load past sessions.");
+      return;
+    }
+    const { sessions } = await client.listSessions(this.cwd());
+    const pick = await vscode.window.showQuickPick(
+      sessions.map((s) => ({ label: s.title || s.sessionId, description: s.updatedAt ?? "", id: s.sessionId })),
+      { title: "Corvid: open a past chat in this folder" },
+    );
+    if (!pick) return;
+    if (this.state.busy) await this.stop();
+    this.state = initialState();
+    this.state.sessionId = pick.id;
+    this.post(true);
+    const res = await client.loadSession(pick.id, this.cwd());
+    this.state.config = configSelects((res as any).configOptions);
+    this.setAgentState("ready");
+    this.post(true);
+  }
+
+  private async openDiff(toolCallId: string, index: number): Promise<void> {
+    const diff = findDiff(this.state, toolCallId, index);
+    if (!diff) return;
+    const left = this.oldTexts.add(diff.path, diff.oldText ?? "");
+    const right = vscode.Uri.file(diff.path);
+    const name = diff.path.split("/").pop();
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (before ↔ Corvid's edit)`);
+  }
+}
+
+/** fs/write_text_file: a WorkspaceEdit, so the change is undoable and shows as modified. */
+async function writeThroughEditor(path: string, content: string): Promise<void> {
+  const uri = vscode.Uri.file(path);
+  const edit = new vscode.WorkspaceEdit();
+  let doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
+  if (!doc) {
+    const exists = await vscode.workspace.fs.stat(uri).then(
+      () => true,
+      () => false,
+    );
+    if (exists) doc = await vscode.workspace.openTextDocument(uri);
+  }
+  if (doc) {
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
+  } else {
+    edit.createFile(uri, { ignoreIfExists: true });
+    edit.insert(uri, new vscode.Position(0, 0), content);
+  }
+  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not apply the edit to ${path}`);
+  // Show the modified file (a preview tab, focus stays in the chat).
+  void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
+}
+
+function mimeOf(languageId: string): string | undefined {
+  const m: Record<string, string> = { markdown: "text/markdown", json: "application/json", javascript: "text/javascript", typescript: "text/x-typescript", rust: "text/x-rust", python: "text/x-python", html: "text/html", plaintext: "text/plain" };
+  return m[languageId];
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms / 1000} s`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
+  });
+}

@@ -1,0 +1,132 @@
+// `terminal/*` for the agent: commands run with child_process, output captured (bounded).
+// Pure Node (no `vscode`), so it is unit-tested directly.
+import { spawn, type ChildProcess } from "node:child_process";
+
+export interface TerminalExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+interface Term {
+  id: string;
+  command: string;
+  child: ChildProcess;
+  output: string;
+  truncated: boolean;
+  limit: number;
+  exit: TerminalExit | null;
+  exited: Promise<TerminalExit>;
+}
+
+export interface CreateTerminalParams {
+  command: string;
+  args?: string[];
+  cwd?: string | null;
+  env?: { name: string; value: string }[];
+  outputByteLimit?: number | null;
+}
+
+export class TerminalManager {
+  private terms = new Map<string, Term>();
+  private next = 1;
+  /** Called whenever a terminal's output or exit status changes. */
+  onChange: (id: string) => void = () => {};
+
+  create(p: CreateTerminalParams, defaultCwd?: string): string {
+    const id = `term-${this.next++}`;
+    const env = { ...process.env };
+    for (const { name, value } of p.env ?? []) env[name] = value;
+    // With no args the command is a shell line (what agents send); with args, exec directly.
+    const child =
+      p.args && p.args.length > 0
+        ? spawn(p.command, p.args, { cwd: p.cwd ?? defaultCwd, env, detached: true })
+        : spawn("/bin/sh", ["-c", p.command], { cwd: p.cwd ?? defaultCwd, env, detached: true });
+    let resolveExit!: (e: TerminalExit) => void;
+    const term: Term = {
+      id,
+      command: [p.command, ...(p.args ?? [])].join(" "),
+      child,
+      output: "",
+      truncated: false,
+      limit: p.outputByteLimit ?? 1 << 20,
+      exit: null,
+      exited: new Promise((r) => (resolveExit = r)),
+    };
+    const append = (chunk: Buffer) => {
+      term.output += chunk.toString("utf8");
+      if (Buffer.byteLength(term.output) > term.limit) {
+        // Keep the tail, cut at a character boundary.
+        const buf = Buffer.from(term.output);
+        let start = buf.length - term.limit;
+        while (start < buf.length && (buf[start] & 0xc0) === 0x80) start++;
+        term.output = buf.subarray(start).toString("utf8");
+        term.truncated = true;
+      }
+      this.onChange(id);
+    };
+    child.stdout?.on("data", append);
+    child.stderr?.on("data", append);
+    child.on("error", (e) => {
+      term.output += `${e.message}\n`;
+      if (!term.exit) {
+        term.exit = { exitCode: 127, signal: null };
+        resolveExit(term.exit);
+        this.onChange(id);
+      }
+    });
+    child.on("close", (code, signal) => {
+      if (term.exit) return;
+      term.exit = { exitCode: code, signal: signal ?? null };
+      resolveExit(term.exit);
+      this.onChange(id);
+    });
+    this.terms.set(id, term);
+    return id;
+  }
+
+  private get(id: string): Term {
+    const t = this.terms.get(id);
+    if (!t) throw new Error(`unknown terminal ${id}`);
+    return t;
+  }
+
+  output(id: string): { output: string; truncated: boolean; exitStatus?: TerminalExit } {
+    const t = this.get(id);
+    return { output: t.output, truncated: t.truncated, ...(t.exit ? { exitStatus: t.exit } : {}) };
+  }
+
+  /** Output for display; undefined for unknown (released) terminals. */
+  peek(id: string): { command: string; output: string; exit: TerminalExit | null } | undefined {
+    const t = this.terms.get(id);
+    return t && { command: t.command, output: t.output, exit: t.exit };
+  }
+
+  waitForExit(id: string): Promise<TerminalExit> {
+    return this.get(id).exited;
+  }
+
+  kill(id: string): void {
+    const t = this.get(id);
+    if (t.exit || t.child.pid === undefined) return;
+    try {
+      process.kill(-t.child.pid, "SIGTERM"); // the whole process group
+    } catch {
+      t.child.kill("SIGTERM");
+    }
+  }
+
+  release(id: string): void {
+    if (!this.terms.has(id)) return;
+    // The captured output stays for display; the process is stopped.
+    this.kill(id);
+  }
+
+  disposeAll(): void {
+    for (const id of this.terms.keys()) {
+      try {
+        this.kill(id);
+      } catch {}
+    }
+    this.terms.clear();
+  }
+}

@@ -1,0 +1,222 @@
+// The chat's view model: a pure reducer from ACP session updates (and local events) to what
+// the webview draws. No `vscode` import, so it is unit-tested directly.
+
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
+
+export interface DiffContent {
+  type: "diff";
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+export type ToolContent =
+  | { type: "text"; text: string }
+  | DiffContent
+  | { type: "terminal"; terminalId: string; output?: string; exited?: boolean };
+
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: string;
+}
+
+export type Item =
+  | { kind: "user"; text: string }
+  | { kind: "agent"; text: string }
+  | { kind: "thought"; text: string }
+  | {
+      kind: "tool";
+      id: string;
+      title: string;
+      toolKind: string;
+      status: ToolStatus;
+      content: ToolContent[];
+      locations: string[];
+    }
+  | { kind: "permission"; requestId: number; toolCallId: string; title: string; options: PermissionOption[]; chosen?: string }
+  | { kind: "notice"; text: string; severity: string };
+
+export interface PlanEntry {
+  content: string;
+  status: string;
+  priority?: string;
+}
+
+export interface ConfigSelect {
+  id: string;
+  name: string;
+  category?: string | null;
+  currentValue: string;
+  options: { value: string; name: string }[];
+}
+
+export interface ViewState {
+  sessionId: string | null;
+  agentState: string;
+  busy: boolean;
+  items: Item[];
+  plan: PlanEntry[];
+  commands: { name: string; description: string; hint?: string }[];
+  config: ConfigSelect[];
+  usage: { used: number; size: number; cost?: { amount: number; currency: string } } | null;
+  title: string | null;
+  lastStop: string | null;
+}
+
+export function initialState(): ViewState {
+  return { sessionId: null, agentState: "starting", busy: false, items: [], plan: [], commands: [], config: [], usage: null, title: null, lastStop: null };
+}
+
+function textOf(content: any): string {
+  if (!content) return "";
+  if (content.type === "text") return content.text ?? "";
+  if (content.type === "resource_link") return `[${content.name ?? content.uri}](${content.uri})`;
+  if (content.type === "resource") return content.resource?.uri ? `\`${content.resource.uri}\`` : "";
+  return `[${content.type}]`;
+}
+
+function toolContent(list: any[] | null | undefined): ToolContent[] {
+  const out: ToolContent[] = [];
+  for (const c of list ?? []) {
+    if (c.type === "diff") out.push({ type: "diff", path: c.path, oldText: c.oldText ?? null, newText: c.newText });
+    else if (c.type === "terminal") out.push({ type: "terminal", terminalId: c.terminalId });
+    else if (c.type === "content") out.push({ type: "text", text: textOf(c.content) });
+  }
+  return out;
+}
+
+/** Flattens select options (plain or grouped); boolean options are left out of the pickers. */
+export function configSelects(options: any[] | null | undefined): ConfigSelect[] {
+  const out: ConfigSelect[] = [];
+  for (const o of options ?? []) {
+    if (o.type !== "select") continue;
+    const flat: { value: string; name: string }[] = [];
+    for (const x of o.options ?? []) {
+      if (Array.isArray(x.options)) for (const y of x.options) flat.push({ value: y.value, name: y.name });
+      else flat.push({ value: x.value, name: x.name });
+    }
+    out.push({ id: o.id, name: o.name, category: o.category ?? null, currentValue: String(o.currentValue), options: flat });
+  }
+  return out;
+}
+
+/** Appends streamed text to the last item if it is of the same kind, else starts a new one. */
+function appendText(state: ViewState, kind: "user" | "agent" | "thought", text: string): void {
+  const last = state.items[state.items.length - 1];
+  if (last && last.kind === kind) last.text += text;
+  else state.items.push({ kind, text });
+}
+
+/** Applies one `session/update` payload. Mutates and returns `state`. */
+export function applyUpdate(state: ViewState, u: any): ViewState {
+  switch (u.sessionUpdate) {
+    case "user_message_chunk":
+      appendText(state, "user", textOf(u.content));
+      break;
+    case "agent_message_chunk":
+      appendText(state, "agent", textOf(u.content));
+      break;
+    case "agent_thought_chunk":
+      appendText(state, "thought", textOf(u.content));
+      break;
+    case "tool_call": {
+      const existing = state.items.find((i) => i.kind === "tool" && i.id === u.toolCallId);
+      const item = {
+        kind: "tool" as const,
+        id: u.toolCallId,
+        title: u.title ?? "tool",
+        toolKind: u.kind ?? "other",
+        status: (u.status ?? "pending") as ToolStatus,
+        content: toolContent(u.content),
+        locations: (u.locations ?? []).map((l: any) => l.path),
+      };
+      if (existing) Object.assign(existing, item);
+      else state.items.push(item);
+      break;
+    }
+    case "tool_call_update": {
+      let item = state.items.find((i) => i.kind === "tool" && i.id === u.toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
+      if (!item) {
+        item = { kind: "tool", id: u.toolCallId, title: u.title ?? "tool", toolKind: u.kind ?? "other", status: "pending", content: [], locations: [] };
+        state.items.push(item);
+      }
+      if (u.title != null) item.title = u.title;
+      if (u.kind != null) item.toolKind = u.kind;
+      if (u.status != null) item.status = u.status;
+      if (u.content != null) item.content = toolContent(u.content);
+      if (u.locations != null) item.locations = u.locations.map((l: any) => l.path);
+      break;
+    }
+    case "plan":
+      state.plan = (u.entries ?? []).map((e: any) => ({ content: e.content, status: e.status, priority: e.priority }));
+      break;
+    case "available_commands_update":
+      state.commands = (u.availableCommands ?? []).map((c: any) => ({ name: c.name, description: c.description ?? "", hint: c.input?.hint }));
+      break;
+    case "config_option_update":
+      state.config = configSelects(u.configOptions);
+      break;
+    case "current_mode_update": {
+      const mode = state.config.find((c) => c.category === "mode" || c.id === "mode");
+      if (mode) mode.currentValue = u.currentModeId;
+      break;
+    }
+    case "usage_update":
+      state.usage = { used: u.used, size: u.size, ...(u.cost ? { cost: { amount: u.cost.amount, currency: u.cost.currency } } : {}) };
+      break;
+    case "session_info_update":
+      if (u.title !== undefined) state.title = u.title;
+      break;
+    case "notice":
+      state.items.push({ kind: "notice", text: u.message ?? u.text ?? "", severity: u.severity ?? "info" });
+      break;
+    default:
+      break;
+  }
+  return state;
+}
+
+/** Adds a pending permission request as an inline item. */
+export function addPermission(state: ViewState, requestId: number, params: any): ViewState {
+  state.items.push({
+    kind: "permission",
+    requestId,
+    toolCallId: params.toolCall?.toolCallId ?? "",
+    title: params.toolCall?.title ?? state.items.find((i) => i.kind === "tool" && i.id === params.toolCall?.toolCallId)?.["title" as never] ?? "Permission",
+    options: (params.options ?? []).map((o: any) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+  });
+  return state;
+}
+
+/** Records the answer to a permission request ("cancelled" when the turn was stopped). */
+export function resolvePermission(state: ViewState, requestId: number, chosen: string): ViewState {
+  for (const i of state.items) if (i.kind === "permission" && i.requestId === requestId) i.chosen = chosen;
+  return state;
+}
+
+/** Pending permission requests (unanswered). */
+export function pendingPermissions(state: ViewState): number[] {
+  return state.items.filter((i): i is Extract<Item, { kind: "permission" }> => i.kind === "permission" && i.chosen === undefined).map((i) => i.requestId);
+}
+
+/** Finds a diff for "Open diff": the `index`-th diff of a tool call. */
+export function findDiff(state: ViewState, toolCallId: string, index = 0): DiffContent | undefined {
+  const tool = state.items.find((i) => i.kind === "tool" && i.id === toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
+  return tool?.content.filter((c): c is DiffContent => c.type === "diff")[index];
+}
+
+/** Fills the captured output into terminal content blocks (for the webview). */
+export function withTerminalOutput(state: ViewState, peek: (id: string) => { output: string; exit: unknown } | undefined): ViewState {
+  for (const i of state.items) {
+    if (i.kind !== "tool") continue;
+    for (const c of i.content) {
+      if (c.type !== "terminal") continue;
+      const t = peek(c.terminalId);
+      if (t) {
+        c.output = t.output;
+        c.exited = t.exit != null;
+      }
+    }
+  }
+  return state;
+}

@@ -1,0 +1,171 @@
+// The chat webview: draws the view model the extension posts, sends user actions back.
+// All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
+import { escapeHtml as esc, renderMarkdown } from "../markdown";
+import type { Item, ViewState } from "../viewModel";
+
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
+const vscode = acquireVsCodeApi();
+
+const app = document.getElementById("app")!;
+app.innerHTML = `
+<div class="toolbar"><span id="pickers"></span><span id="usage" class="usage"></span></div>
+<div id="transcript" class="transcript" aria-live="polite"></div>
+<div id="plan" class="plan"></div>
+<div class="composer">
+  <div id="commands" class="commands"></div>
+  <textarea id="prompt" rows="3" placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands)"></textarea>
+  <div class="actions"><span id="status" class="status"></span>
+    <button id="stop" class="secondary" title="Stop (session/cancel)">Stop</button>
+    <button id="send" title="Send">Send</button></div>
+</div>`;
+
+const transcript = document.getElementById("transcript")!;
+const promptBox = document.getElementById("prompt") as HTMLTextAreaElement;
+const stopBtn = document.getElementById("stop") as HTMLButtonElement;
+const sendBtn = document.getElementById("send") as HTMLButtonElement;
+const commandsBox = document.getElementById("commands")!;
+let state: ViewState | null = null;
+const openThoughts = new Set<number>();
+
+const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
+
+function renderItem(item: Item, index: number): string {
+  switch (item.kind) {
+    case "user":
+      return `<div class="msg user">${renderMarkdown(item.text)}</div>`;
+    case "agent":
+      return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
+    case "thought":
+      return `<details class="thought" data-index="${index}"${openThoughts.has(index) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
+    case "notice":
+      return `<div class="notice ${esc(item.severity)}">${esc(item.text)}</div>`;
+    case "permission": {
+      const buttons = item.chosen
+        ? `<span class="chosen">${esc(item.options.find((o) => o.optionId === item.chosen)?.name ?? item.chosen)}</span>`
+        : item.options
+            .map((o) => `<button class="perm ${o.kind.startsWith("allow") ? "" : "secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
+            .join("");
+      return `<div class="permission${item.chosen ? " answered" : ""}"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
+    }
+    case "tool": {
+      let diffIndex = 0;
+      const body = item.content
+        .map((c) => {
+          if (c.type === "text") return c.text ? `<pre class="out">${esc(c.text)}</pre>` : "";
+          if (c.type === "terminal")
+            return `<pre class="out terminal">${esc(c.output ?? "")}${c.exited === false ? "<span class=\"cursor\">▍</span>" : ""}</pre>`;
+          const i = diffIndex++;
+          const oldLines = c.oldText == null ? 0 : c.oldText.split("\n").length;
+          const newLines = c.newText.split("\n").length;
+          return `<div class="diff"><span class="path" data-path="${esc(c.path)}">${esc(c.path.split("/").pop() ?? c.path)}</span>
+            <span class="stat">${c.oldText == null ? "new file" : `${oldLines} → ${newLines} lines`}</span>
+            <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}">Open diff</button></div>`;
+        })
+        .join("");
+      return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader"><span class="ticon">${STATUS_ICON[item.status] ?? "•"}</span>
+        <span class="ttitle">${esc(item.title)}</span><span class="tstatus">${esc(item.status.replace("_", " "))}</span></div>${body}</div>`;
+    }
+  }
+}
+
+function render(): void {
+  if (!state) return;
+  const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
+  transcript.innerHTML = state.items.length
+    ? state.items.map(renderItem).join("")
+    : `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`;
+  if (state.lastStop && !state.busy) transcript.insertAdjacentHTML("beforeend", `<div class="stop-reason" data-stop="${esc(state.lastStop)}">Turn ended: ${esc(state.lastStop.replace("_", " "))}</div>`);
+  if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
+
+  document.getElementById("plan")!.innerHTML = state.plan.length
+    ? `<div class="plan-title">Plan</div><ul>${state.plan
+        .map((e) => `<li class="${esc(e.status)}"><input type="checkbox" disabled${e.status === "completed" ? " checked" : ""}> ${esc(e.content)}</li>`)
+        .join("")}</ul>`
+    : "";
+
+  document.getElementById("pickers")!.innerHTML = state.config
+    .map(
+      (c) => `<label title="${esc(c.name)}">${esc(c.name)} <select data-config="${esc(c.id)}">${c.options
+        .map((o) => `<option value="${esc(o.value)}"${o.value === c.currentValue ? " selected" : ""}>${esc(o.name)}</option>`)
+        .join("")}</select></label>`,
+    )
+    .join("");
+
+  const u = state.usage;
+  document.getElementById("usage")!.textContent = u
+    ? `${u.used.toLocaleString()} / ${u.size.toLocaleString()} tokens${u.cost ? ` · ${u.cost.amount.toFixed(4)} ${u.cost.currency}` : ""}`
+    : "";
+  document.getElementById("status")!.textContent = state.busy ? "Working…" : state.agentState === "ready" ? "" : state.agentState;
+  stopBtn.style.display = state.busy ? "" : "none";
+  sendBtn.disabled = state.busy;
+  document.body.dataset.busy = String(state.busy);
+  renderCommands();
+}
+
+function renderCommands(): void {
+  const text = promptBox.value;
+  if (!state || !text.startsWith("/") || text.includes(" ")) {
+    commandsBox.innerHTML = "";
+    return;
+  }
+  const matches = state.commands.filter((c) => `/${c.name}`.startsWith(text));
+  commandsBox.innerHTML = matches
+    .map((c) => `<div class="command" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`)
+    .join("");
+}
+
+function send(): void {
+  const text = promptBox.value;
+  if (!text.trim() || state?.busy) return;
+  vscode.postMessage({ type: "prompt", text });
+  promptBox.value = "";
+  renderCommands();
+}
+
+promptBox.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+promptBox.addEventListener("input", renderCommands);
+sendBtn.addEventListener("click", send);
+stopBtn.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+commandsBox.addEventListener("click", (e) => {
+  const el = (e.target as HTMLElement).closest<HTMLElement>("[data-command]");
+  if (!el) return;
+  promptBox.value = `/${el.dataset.command} `;
+  promptBox.focus();
+  renderCommands();
+});
+transcript.addEventListener("click", (e) => {
+  const t = e.target as HTMLElement;
+  const perm = t.closest<HTMLElement>("button.perm");
+  if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
+  const diff = t.closest<HTMLElement>("button.open-diff");
+  if (diff) vscode.postMessage({ type: "openDiff", toolCallId: diff.dataset.tool, index: Number(diff.dataset.diff) });
+  const path = t.closest<HTMLElement>(".path[data-path]");
+  if (path) vscode.postMessage({ type: "openFile", path: path.dataset.path });
+});
+transcript.addEventListener(
+  "toggle",
+  (e) => {
+    const d = e.target as HTMLDetailsElement;
+    const i = Number(d.dataset.index);
+    if (d.open) openThoughts.add(i);
+    else openThoughts.delete(i);
+  },
+  true,
+);
+document.getElementById("pickers")!.addEventListener("change", (e) => {
+  const s = e.target as HTMLSelectElement;
+  vscode.postMessage({ type: "setConfig", configId: s.dataset.config, value: s.value });
+});
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (m.type === "state") {
+    state = m.state;
+    render();
+  } else if (m.type === "focus") promptBox.focus();
+});
+vscode.postMessage({ type: "ready" });

@@ -1,0 +1,164 @@
+// The ACP client glue against the real Corvid core, over both transports: in-process (the
+// root package's createAgent over the napi addon) and stdio (the `corvid` binary, when
+// CORVID_BIN is set). The editor side is a fake ClientHost that records what it was asked.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Stream } from "@agentclientprotocol/sdk";
+import { AcpClient, CLIENT_CAPABILITIES, promptBlocks, sliceLines, type ClientHost } from "../../src/acpClient";
+import { stdioTransport } from "../../src/transport";
+import { applyUpdate, configSelects, initialState } from "../../src/viewModel";
+
+const repo = resolve(__dirname, "../../..");
+let fake: any;
+let createAgent: (o: any) => Stream & { close(): Promise<void> };
+before(async () => {
+  fake = await (await import(pathToFileURL(join(repo, "tests/support/fake-model.mjs")).href)).startFakeModel();
+  ({ createAgent } = await import(pathToFileURL(join(repo, "index.js")).href));
+});
+after(async () => fake.close());
+
+function isolated() {
+  const dir = mkdtempSync(join(tmpdir(), "corvid-vscode-unit-"));
+  const configFile = join(dir, "config.toml");
+  writeFileSync(configFile, `[discovery]\nollama_url = "http://127.0.0.1:9"\n`);
+  const ws = join(dir, "ws");
+  require("node:fs").mkdirSync(ws);
+  return { dir, ws, configFile, dataDir: join(dir, "data") };
+}
+
+/** A fake editor: an in-memory "open document" layer over the disk. */
+function fakeHost(ws: string, answer: (p: any) => string | null) {
+  const open = new Map<string, string>();
+  const calls: string[] = [];
+  const state = initialState();
+  const host: ClientHost = {
+    readTextFile: async (p) => {
+      calls.push(`read ${p}`);
+      return open.get(p) ?? readFileSync(p, "utf8");
+    },
+    writeTextFile: async (p, c) => {
+      calls.push(`write ${p}`);
+      open.set(p, c); // like a WorkspaceEdit: the document changes, the disk does not
+    },
+    requestPermission: async (p) => {
+      calls.push(`permission ${p.options.map((o) => o.optionId).join(",")}`);
+      return answer(p);
+    },
+    onUpdate: (n) => void applyUpdate(state, n.update),
+    log: () => {},
+    cwd: () => ws,
+  };
+  return { host, open, calls, state };
+}
+
+test("sliceLines applies 1-based line and limit", () => {
+  assert.equal(sliceLines("a\nb\nc\nd", 2, 2), "b\nc");
+  assert.equal(sliceLines("a\nb", null, null), "a\nb");
+  assert.equal(sliceLines("a\nb\nc", 3), "c");
+});
+
+test("promptBlocks embeds the selection as a resource with its uri", () => {
+  assert.deepEqual(promptBlocks("Explain", { uri: "file:///w/a.ts", text: "let x", mimeType: "text/x-typescript" }), [
+    { type: "resource", resource: { uri: "file:///w/a.ts", text: "let x", mimeType: "text/x-typescript" } },
+    { type: "text", text: "Explain" },
+  ]);
+});
+
+async function fullTurn(stream: Stream & { close(): Promise<void> }, ws: string, marker: string) {
+  writeFileSync(join(ws, "existing.txt"), "on disk\n");
+  fake.script(marker, {
+    steps: [
+      { toolCalls: [{ name: "read_file", arguments: { path: "existing.txt" } }] },
+      { toolCalls: [{ name: "write_file", arguments: { path: "existing.txt", content: "edited\n" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo from-terminal" } }] },
+      { chunks: [{ reasoning: "done thinking" }, { content: "All **done**." }] },
+    ],
+  });
+  const f = fakeHost(ws, (p) => p.options.find((o: any) => o.kind === "allow_once")?.optionId ?? null);
+  const client = new AcpClient(stream, f.host);
+  const init = await client.initialize();
+  assert.equal(init.protocolVersion, 1);
+  const { sessionId } = await client.newSession(ws);
+  f.state.sessionId = sessionId;
+  const res = await client.prompt(sessionId, promptBlocks(marker));
+  assert.equal(res.stopReason, "end_turn");
+  // fs went through the editor: the disk still has the old text, the "document" the new one.
+  assert.ok(f.calls.includes(`read ${join(ws, "existing.txt")}`), f.calls.join("\n"));
+  assert.ok(f.calls.includes(`write ${join(ws, "existing.txt")}`), f.calls.join("\n"));
+  assert.equal(readFileSync(join(ws, "existing.txt"), "utf8"), "on disk\n");
+  assert.equal(f.open.get(join(ws, "existing.txt")), "edited\n");
+  // Permissions were asked with every option; the command ran in our terminal.
+  assert.ok(f.calls.filter((c) => c.startsWith("permission")).length >= 2);
+  assert.ok(f.calls.find((c) => c.startsWith("permission"))!.includes("reject_once"));
+  const tools = f.state.items.filter((i) => i.kind === "tool") as any[];
+  assert.equal(tools.length, 3);
+  assert.deepEqual(tools.map((t) => t.status), ["completed", "completed", "completed"]);
+  assert.equal(tools[1].content[0].type, "diff");
+  assert.equal(tools[1].content[0].oldText, "on disk\n");
+  const term = tools[2].content.find((c: any) => c.type === "terminal");
+  assert.ok(term, "run_command is embedded as a terminal");
+  assert.match(client.terminals.peek(term.terminalId)!.output, /from-terminal/);
+  assert.deepEqual(f.state.items.filter((i) => i.kind === "agent").map((i: any) => i.text), ["All **done**."]);
+  assert.ok(f.state.items.some((i) => i.kind === "thought"));
+  client.close();
+  await stream.close();
+}
+
+test("in-process transport: a full turn with fs, terminal and permissions through the host", async () => {
+  const iso = isolated();
+  const stream = createAgent({ configFile: iso.configFile, dataDir: iso.dataDir, baseUrl: fake.url, model: "fake-model", apiKey: "k" });
+  await fullTurn(stream, iso.ws, "UNIT-INPROC");
+});
+
+test("stdio transport: the same turn against the corvid binary", { skip: !process.env.CORVID_BIN && "CORVID_BIN not set" }, async () => {
+  const iso = isolated();
+  process.env.CORVID_CONFIG = iso.configFile;
+  process.env.CORVID_DATA_DIR = iso.dataDir;
+  const t = stdioTransport(process.env.CORVID_BIN!, ["acp"], { baseUrl: fake.url, model: "fake-model", apiKey: "k" }, iso.ws, () => {});
+  await fullTurn({ ...t.stream, close: () => t.close() }, iso.ws, "UNIT-STDIO");
+  assert.ok(existsSync(iso.dataDir));
+});
+
+test("capabilities advertised: fs read/write and terminal", () => {
+  assert.deepEqual(CLIENT_CAPABILITIES, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
+});
+
+test("in-process: mode picker, selection as an embedded resource, history (list, then load replays)", async () => {
+  const iso = isolated();
+  const opts = { configFile: iso.configFile, dataDir: iso.dataDir, baseUrl: fake.url, model: "fake-model", apiKey: "k" };
+  const stream = createAgent(opts);
+  const f = fakeHost(iso.ws, () => null);
+  const client = new AcpClient(stream, f.host);
+  await client.initialize();
+  assert.equal(client.init!.agentCapabilities?.loadSession, true);
+  const res = await client.newSession(iso.ws);
+  const mode = configSelects(res.configOptions).find((c) => c.id === "mode");
+  assert.ok(mode && mode.options.length > 1, "a mode picker");
+  const set = await client.setConfigOption(res.sessionId, "mode", "read-only");
+  assert.equal(configSelects(set.configOptions).find((c) => c.id === "mode")!.currentValue, "read-only");
+  fake.script("UNIT-RESOURCE", { chunks: [{ content: "seen" }] });
+  f.state.sessionId = res.sessionId;
+  const r = await client.prompt(res.sessionId, promptBlocks("UNIT-RESOURCE explain", { uri: "file:///w/a.ts", text: "const SELECTED = 1;" }));
+  assert.equal(r.stopReason, "end_turn");
+  const sent = fake.requests.filter((q: any) => q.api === "openai").at(-1).body;
+  assert.match(JSON.stringify(sent.messages), /const SELECTED = 1;/);
+  const { sessions } = await client.listSessions(iso.ws);
+  assert.ok(sessions.some((s) => s.sessionId === res.sessionId));
+  client.close();
+  await stream.close();
+  // A fresh agent on the same store: session/load replays the conversation into the view model.
+  const stream2 = createAgent(opts);
+  const f2 = fakeHost(iso.ws, () => null);
+  const c2 = new AcpClient(stream2, f2.host);
+  await c2.initialize();
+  f2.state.sessionId = res.sessionId;
+  await c2.loadSession(res.sessionId, iso.ws);
+  assert.ok(f2.state.items.some((i) => i.kind === "user" && i.text.includes("UNIT-RESOURCE")), JSON.stringify(f2.state.items));
+  assert.ok(f2.state.items.some((i) => i.kind === "agent" && i.text === "seen"));
+  c2.close();
+  await stream2.close();
+});

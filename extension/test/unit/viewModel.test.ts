@@ -1,0 +1,76 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, withTerminalOutput } from "../../src/viewModel";
+
+test("streamed chunks merge into one message per kind, in order", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } });
+  applyUpdate(s, { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "m" } });
+  applyUpdate(s, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hel" } });
+  applyUpdate(s, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "lo" } });
+  assert.deepEqual(s.items, [
+    { kind: "thought", text: "hmm" },
+    { kind: "agent", text: "Hello" },
+  ]);
+});
+
+test("tool call lifecycle: created, updated with status and a diff, findDiff", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t1", title: "Write a.txt", kind: "edit", status: "pending" });
+  applyUpdate(s, { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress" });
+  applyUpdate(s, {
+    sessionUpdate: "tool_call_update",
+    toolCallId: "t1",
+    status: "completed",
+    content: [{ type: "diff", path: "/w/a.txt", oldText: null, newText: "x" }, { type: "content", content: { type: "text", text: "ok" } }],
+  });
+  assert.equal(s.items.length, 1);
+  const t = s.items[0] as any;
+  assert.equal(t.status, "completed");
+  assert.equal(t.toolKind, "edit");
+  assert.deepEqual(findDiff(s, "t1"), { type: "diff", path: "/w/a.txt", oldText: null, newText: "x" });
+  assert.equal(findDiff(s, "t1", 1), undefined);
+});
+
+test("terminal content gets the captured output", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t", title: "run", content: [{ type: "terminal", terminalId: "term-1" }] });
+  withTerminalOutput(s, (id) => (id === "term-1" ? { output: "hi\n", exit: { exitCode: 0 } } : undefined));
+  assert.deepEqual((s.items[0] as any).content[0], { type: "terminal", terminalId: "term-1", output: "hi\n", exited: true });
+});
+
+test("permission requests carry every option and record the answer", () => {
+  const s = initialState();
+  addPermission(s, 7, {
+    toolCall: { toolCallId: "t1", title: "Write a.txt" },
+    options: [
+      { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+      { optionId: "allow_always", name: "Always", kind: "allow_always" },
+      { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+    ],
+  });
+  assert.deepEqual(pendingPermissions(s), [7]);
+  assert.equal((s.items[0] as any).options.length, 3);
+  resolvePermission(s, 7, "allow_once");
+  assert.deepEqual(pendingPermissions(s), []);
+  assert.equal((s.items[0] as any).chosen, "allow_once");
+});
+
+test("plan, usage, commands, config options and mode updates", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "plan", entries: [{ content: "a", status: "completed", priority: "high" }, { content: "b", status: "pending", priority: "low" }] });
+  applyUpdate(s, { sessionUpdate: "usage_update", used: 15, size: 1000, cost: { amount: 0.01, currency: "USD" } });
+  applyUpdate(s, { sessionUpdate: "available_commands_update", availableCommands: [{ name: "review", description: "Review changes" }] });
+  s.config = configSelects([
+    { type: "select", id: "mode", name: "Mode", category: "mode", currentValue: "ask", options: [{ value: "ask", name: "Ask" }, { value: "auto", name: "Auto" }] },
+    { type: "select", id: "model", name: "Model", category: "model", currentValue: "m1", options: [{ group: "g", name: "G", options: [{ value: "m1", name: "M1" }] }] },
+    { type: "boolean", id: "b", name: "B", currentValue: true },
+  ]);
+  applyUpdate(s, { sessionUpdate: "current_mode_update", currentModeId: "auto" });
+  assert.deepEqual(s.plan.map((e) => e.status), ["completed", "pending"]);
+  assert.deepEqual(s.usage, { used: 15, size: 1000, cost: { amount: 0.01, currency: "USD" } });
+  assert.equal(s.commands[0].name, "review");
+  assert.equal(s.config.length, 2, "boolean options are not pickers");
+  assert.equal(s.config[0].currentValue, "auto");
+  assert.deepEqual(s.config[1].options, [{ value: "m1", name: "M1" }]);
+});
