@@ -135,6 +135,9 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// Cap on sessions one connection may create (`session/new`). Not read from the file:
+    /// `corvid serve` sets it for its remote connections; `None` (stdio, addon) is unlimited.
+    pub max_sessions_per_connection: Option<usize>,
 }
 
 /// What tokens cost: per million, in `currency`.
@@ -280,6 +283,7 @@ impl Config {
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
             source,
+            max_sessions_per_connection: None,
         })
     }
 }
@@ -305,6 +309,7 @@ impl Default for Config {
             budget: Budget::default(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
+            max_sessions_per_connection: None,
         }
     }
 }

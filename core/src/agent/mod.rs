@@ -192,6 +192,14 @@ impl Agent {
     async fn new_session(self: Arc<Self>, params: Option<Value>, ctx: RequestContext) -> Result<Value, RpcError> {
         const M: &str = "session/new";
         let req: acp::NewSessionRequest = parse(M, params)?;
+        // Hook for `corvid serve`: a remote connection may hold only so many sessions.
+        if let Some(limit) = self.config.max_sessions_per_connection
+            && self.sessions.count() >= limit
+        {
+            return Err(RpcError::LimitReached(format!(
+                "{M}: this connection already has {limit} sessions, the server's limit (close one with session/close)"
+            )));
+        }
         let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
         for (i, dir) in req.additional_directories.iter().enumerate() {
             roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);

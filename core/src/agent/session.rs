@@ -250,6 +250,10 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    pub fn count(&self) -> usize {
+        self.map().len()
+    }
+
     pub fn insert(&self, session: Arc<Session>) {
         self.map().insert(session.id.clone(), session);
     }
