@@ -39,6 +39,11 @@ Hook Corvid into an editor (it speaks ACP over stdio):
   JetBrains IDEs (AI Assistant → Agents → Add custom agent) — ~/.jetbrains/acp.json:
     { "agent_servers": { "Corvid": { "command": "/path/to/corvid", "args": ["acp"] } } }
 
+Serve remote clients over WebSocket, and bridge an editor to such a server:
+
+  corvid serve --listen 0.0.0.0:8765 --tls-cert cert.pem --tls-key key.pem --token-file token
+  corvid acp --connect wss://host:8765/acp --token-file token [--agent ALIAS] [--ca-cert ca.pem]
+
 Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_CONFIG):
   CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server) or anthropic (Messages API)
   CORVID_BASE_URL   e.g. https://api.openai.com/v1, https://openrouter.ai/api/v1, http://127.0.0.1:11434/v1

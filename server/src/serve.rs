@@ -274,6 +274,14 @@ async fn upgrade(
             return response;
         }
     }
+    // `?agent=<alias>`: the connection's default agent alias, checked here so a typo fails
+    // the upgrade instead of every session/new.
+    let agent = query.get("agent").cloned();
+    if let Some(alias) = &agent
+        && !shared.config.agents.get(alias).is_some_and(|p| p.enabled)
+    {
+        return (StatusCode::BAD_REQUEST, format!("agent: `{alias}` is not an enabled agent alias\n")).into_response();
+    }
     if shared.shutdown.is_cancelled() {
         return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     }
@@ -289,7 +297,7 @@ async fn upgrade(
     let tracked = shared.connections.token();
     ws.protocols([SUBPROTOCOL]).max_message_size(max).max_frame_size(max).on_upgrade(move |socket| async move {
         let _tracked = tracked;
-        connection(socket, shared, permit).await;
+        connection(socket, shared, agent, permit).await;
     })
 }
 
@@ -299,8 +307,9 @@ fn since(start: Instant) -> u64 {
 }
 
 /// One WebSocket = one ACP connection over an in-memory transport.
-async fn connection(socket: WebSocket, shared: Arc<Shared>, _permit: OwnedSemaphorePermit) {
-    let config = shared.config.clone();
+async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String>, _permit: OwnedSemaphorePermit) {
+    let mut config = shared.config.clone();
+    config.connection_agent = agent;
     let (transport, peer) = memory(Some(config.max_message_bytes));
     let MemoryPeer { to_agent, mut from_agent } = peer;
     let conn_shutdown = shared.shutdown.child_token();

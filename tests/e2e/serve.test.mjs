@@ -267,3 +267,152 @@ test("bridge: connect failures say why on stderr and exit non-zero", async () =>
   assert.notEqual((await plain.exited).code, 0);
   assert.match(plain.stderr, /refusing ws:\/\/ to example\.com/);
 });
+
+const AGENTS = `
+[acp]
+default_agent = "main"
+
+[agents.main]
+model = "fake-model"
+system_prompt = "You are MAIN."
+
+[agents.second]
+model = "fake-model-2"
+system_prompt = "You are SECOND."
+default_mode = "read-only"
+tools = ["read_file"]
+
+[agents.off]
+model = "fake-model"
+enabled = false
+`;
+
+/** A plain loopback server (no auth) over `config`. */
+async function aliasServer(env) {
+  return startServer({ env, args: ["--no-auth"] });
+}
+
+const systemOf = (req) => req.body.messages[0].content;
+const modelOf = (res) => res.result.configOptions.find((o) => o.id === "model").currentValue;
+
+test("agent aliases: request field (all spellings, _meta), ?agent= default, [acp] default_agent; unknown and disabled", async () => {
+  const env = agentEnv({ fake, config: AGENTS });
+  const server = await aliasServer(env);
+  try {
+    const c = await connect(server.url);
+    await c.request(1, "initialize", INIT);
+    const newSession = (id, extra = {}) => c.request(id, "session/new", { cwd: tmpdir(), mcpServers: [], ...extra });
+
+    const plain = await newSession(2);
+    assert.equal(modelOf(plain), "fake-model", "[acp] default_agent = main");
+    await c.request(3, "session/prompt", { sessionId: plain.result.sessionId, prompt: text("hello main") });
+    assert.match(systemOf(fake.requests.at(-1)), /You are MAIN\.$/);
+
+    for (const [i, extra] of [{ agentAlias: "second" }, { agent_alias: "second" }, { agent: "second" }, { _meta: { agentAlias: "second" } }].entries()) {
+      const s = await newSession(10 + i, extra);
+      assert.ok(s.result, `${JSON.stringify(extra)}: ${JSON.stringify(s.error)}`);
+      assert.equal(modelOf(s), "fake-model-2", JSON.stringify(extra));
+      assert.equal(s.result.modes.currentModeId, "read-only", "the alias's default_mode");
+    }
+    const second = await newSession(20, { agentAlias: "second" });
+    await c.request(21, "session/prompt", { sessionId: second.result.sessionId, prompt: text("hello second") });
+    const req = fake.requests.at(-1);
+    assert.equal(req.body.model, "fake-model-2");
+    assert.match(systemOf(req), /You are SECOND\.$/);
+    assert.deepEqual(req.body.tools.map((t) => t.function.name), ["read_file"], "only the alias's tools");
+
+    const unknown = await newSession(30, { agentAlias: "nope" });
+    assert.equal(unknown.error.code, -32602);
+    assert.match(unknown.error.message, /^session\/new: agentAlias: agent alias `nope` is not a configured agent/);
+    const disabled = await newSession(31, { agent: "off" });
+    assert.equal(disabled.error.code, -32602);
+    assert.match(disabled.error.message, /^session\/new: agent: agent alias `off` is disabled \(enabled: main, second\)/);
+    const badType = await newSession(32, { agentAlias: 7 });
+    assert.equal(badType.error.code, -32602);
+    await c.close();
+    assert.deepEqual(c.violations, []);
+
+    // The connection's ?agent= beats [acp] default_agent; the request's field beats both.
+    const d = await connect(server.url + "?agent=second");
+    await d.request(1, "initialize", INIT);
+    assert.equal(modelOf(await d.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] })), "fake-model-2");
+    assert.equal(modelOf(await d.request(3, "session/new", { cwd: tmpdir(), mcpServers: [], agentAlias: "main" })), "fake-model");
+    await d.close();
+    assert.deepEqual(d.violations, []);
+    for (const bad of ["nope", "off"]) {
+      const refused = await connect(server.url + `?agent=${bad}`);
+      assert.equal(refused.status, 400, `?agent=${bad}`);
+      assert.match(refused.body, new RegExp(`agent: \`${bad}\` is not an enabled agent alias`));
+    }
+  } finally {
+    await server.stop();
+  }
+  assert.equal((await server.exited).code, 0);
+});
+
+test("agent aliases: the sole configured agent is the default; load reuses the stored alias while it is enabled", async () => {
+  const solo = await aliasServer(agentEnv({ fake, config: `[agents.solo]\nmodel = "fake-model-2"\n` }));
+  try {
+    const c = await connect(solo.url);
+    await c.request(1, "initialize", INIT);
+    assert.equal(modelOf(await c.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] })), "fake-model-2");
+    await c.close();
+  } finally {
+    await solo.stop();
+  }
+
+  const env = agentEnv({ fake, config: AGENTS });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-alias-"));
+  let sessionId;
+  let server = await aliasServer(env);
+  try {
+    const c = await connect(server.url);
+    await c.request(1, "initialize", INIT);
+    sessionId = (await c.request(2, "session/new", { cwd, mcpServers: [], agentAlias: "second" })).result.sessionId;
+    await c.close();
+  } finally {
+    await server.stop();
+  }
+  const load = async (url) => {
+    const c = await connect(url);
+    await c.request(1, "initialize", INIT);
+    const r = await c.request(2, "session/load", { sessionId, cwd, mcpServers: [] });
+    await c.close();
+    assert.deepEqual(c.violations, []);
+    return r;
+  };
+  server = await aliasServer(env);
+  try {
+    // Stored alias wins over the connection's default while it is enabled.
+    assert.equal(modelOf(await load(server.url + "?agent=main")), "fake-model-2");
+  } finally {
+    await server.stop();
+  }
+  // Disabled now: load falls back like session/new ([acp] default_agent = main).
+  const { writeFileSync, readFileSync } = await import("node:fs");
+  writeFileSync(env.CORVID_CONFIG, readFileSync(env.CORVID_CONFIG, "utf8").replace('tools = ["read_file"]', 'tools = ["read_file"]\nenabled = false'));
+  server = await aliasServer(env);
+  try {
+    assert.equal(modelOf(await load(server.url)), "fake-model");
+  } finally {
+    await server.stop();
+  }
+});
+
+test("bridge --agent picks the connection's alias; an unknown one fails the connect", async () => {
+  const server = await aliasServer(agentEnv({ fake, config: AGENTS }));
+  try {
+    const b = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", server.url, "--agent", "second"] });
+    await b.request(1, "initialize", INIT);
+    const s = await b.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    assert.equal(modelOf(s), "fake-model-2");
+    await b.stop();
+    assert.equal((await b.exited).code, 0, b.stderr);
+    assert.deepEqual(b.violations, []);
+    const bad = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", server.url, "--agent", "nope"] });
+    assert.notEqual((await bad.exited).code, 0);
+    assert.match(bad.stderr, /HTTP 400/);
+  } finally {
+    await server.stop();
+  }
+});

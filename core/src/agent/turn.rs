@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 use super::accounting;
 use super::client_features::ClientFeatures;
 use super::commands::{self, COMPACT_PROMPT, Command};
-use super::instructions;
 use super::ledger::{emit, record_message, text_chunk};
 use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
@@ -95,7 +94,7 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
                 state.history.push(user_message);
                 (state.model.clone(), state.history.clone())
             };
-            messages.insert(0, ChatMessage::system(instructions::system_prompt(&session.roots)));
+            messages.insert(0, ChatMessage::system(session.system_prompt()));
             agent_loop(&session, &ctx, turn, &model, messages, &cancel).await
         }
     };
@@ -150,7 +149,7 @@ async fn agent_loop(
     mut messages: Vec<ChatMessage>,
     cancel: &CancellationToken,
 ) -> Result<acp::StopReason, RpcError> {
-    let specs = tools::specs();
+    let specs: Vec<_> = tools::specs().into_iter().filter(|s| session.tool_enabled(s.function.name)).collect();
     let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
     let mut calls_made = 0u32;
     for _request in 0..ctx.config.max_turn_requests {
@@ -224,7 +223,7 @@ async fn compact(
         emit(&ctx.ledger, session, Some(turn), &say("Nothing to compact yet.".into()), true).await;
         return Ok(acp::StopReason::EndTurn);
     }
-    let mut messages = vec![ChatMessage::system(instructions::system_prompt(&session.roots))];
+    let mut messages = vec![ChatMessage::system(session.system_prompt())];
     messages.extend(history.iter().cloned());
     messages.push(ChatMessage::user(COMPACT_PROMPT));
     let mut summary = String::new();
@@ -511,6 +510,9 @@ async fn execute(
     jail: &Jail,
     cancel: &CancellationToken,
 ) -> Result<(tools::Output, bool), tools::ToolError> {
+    if !session.tool_enabled(name) {
+        return Err(tools::ToolError::Unknown(name.to_string()));
+    }
     match name {
         "update_plan" => {
             let plan = tools::plan::plan(args)?;
