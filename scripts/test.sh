@@ -22,6 +22,13 @@ command -v node >/dev/null || { echo "node not found: install Node.js 20+"; exit
 cargo --version
 node --version
 
+step "system tools (openssl for the TLS tests of corvid serve)"
+if ! command -v openssl >/dev/null; then
+  sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+  $sudo_ apt-get update -qq && $sudo_ apt-get install -y -qq openssl
+fi
+openssl version
+
 step "npm dependencies"
 npm ci --no-audit --no-fund --prefer-offline
 

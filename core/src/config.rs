@@ -45,6 +45,29 @@ struct FileConfig {
     log: Option<String>,
     limits: Option<LimitsSection>,
     discovery: Option<DiscoverySection>,
+    /// Agent aliases: `[agents.<alias>]`.
+    agents: Option<std::collections::BTreeMap<String, AgentSection>>,
+    acp: Option<AcpSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcpSection {
+    /// The alias used when a `session/new` names none (and the connection sets none).
+    default_agent: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentSection {
+    model: Option<String>,
+    kind: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    system_prompt: Option<String>,
+    default_mode: Option<String>,
+    tools: Option<Vec<String>>,
+    enabled: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +130,22 @@ pub struct ProviderConfig {
     pub models: Vec<String>,
 }
 
+/// One `[agents.<alias>]` entry: overrides of the provider and the session's behaviour.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentProfile {
+    pub model: Option<String>,
+    pub kind: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    /// Appended to Corvid's own system prompt.
+    pub system_prompt: Option<String>,
+    /// Permission mode new sessions start in (one of the session modes).
+    pub default_mode: Option<String>,
+    /// The tools offered to the model; `None`: all of them.
+    pub tools: Option<Vec<String>>,
+    pub enabled: bool,
+}
+
 /// The resolved configuration the core runs with.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -143,6 +182,15 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// Cap on sessions one connection may create (`session/new`). Not read from the file:
+    /// `corvid serve` sets it for its remote connections; `None` (stdio, addon) is unlimited.
+    pub max_sessions_per_connection: Option<usize>,
+    /// Agent aliases from `[agents.<alias>]`.
+    pub agents: std::collections::BTreeMap<String, AgentProfile>,
+    /// `[acp] default_agent`.
+    pub default_agent: Option<String>,
+    /// The connection's default alias (`corvid serve`'s `?agent=`); not read from the file.
+    pub connection_agent: Option<String>,
 }
 
 /// What tokens cost: per million, in `currency`.
@@ -258,6 +306,26 @@ impl Config {
             .or_else(|| home.map(|h| h.join(".local/share/corvid")))
             .unwrap_or_else(|| PathBuf::from(".corvid"));
         let limits = file.limits.unwrap_or_default();
+        let mut agents = std::collections::BTreeMap::new();
+        for (alias, a) in file.agents.unwrap_or_default() {
+            let kind = match a.kind.as_deref() {
+                None => None,
+                Some("openai") => Some(ProviderKind::OpenAi),
+                Some("anthropic") => Some(ProviderKind::Anthropic),
+                Some(other) => return Err(ConfigError::UnknownProvider(format!("{other} (in [agents.{alias}])"))),
+            };
+            let profile = AgentProfile {
+                model: a.model,
+                kind,
+                base_url: a.base_url,
+                api_key: a.api_key,
+                system_prompt: a.system_prompt,
+                default_mode: a.default_mode,
+                tools: a.tools,
+                enabled: a.enabled.unwrap_or(true),
+            };
+            agents.insert(alias, profile);
+        }
         // Claude models have 200k-token windows; OpenAI-compatible servers vary.
         let default_window = match &provider {
             Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => 200_000,
@@ -290,7 +358,48 @@ impl Config {
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
             source,
+            max_sessions_per_connection: None,
+            agents,
+            default_agent: file.acp.and_then(|a| a.default_agent),
+            connection_agent: None,
         })
+    }
+}
+
+impl Config {
+    /// This configuration as seen by sessions of agent `alias`: its provider overrides
+    /// applied (a changed kind or base URL starts from that provider's defaults).
+    pub fn for_agent(&self, profile: &AgentProfile) -> Config {
+        let mut config = self.clone();
+        let overrides = profile.kind.is_some() || profile.base_url.is_some() || profile.api_key.is_some();
+        if overrides || profile.model.is_some() {
+            let base = self.provider.clone();
+            let kind = profile.kind.or(base.as_ref().map(|p| p.kind)).unwrap_or(ProviderKind::OpenAi);
+            let same_kind = base.as_ref().is_some_and(|p| p.kind == kind);
+            let default_url = match kind {
+                ProviderKind::OpenAi => DEFAULT_OPENAI_URL,
+                ProviderKind::Anthropic => DEFAULT_ANTHROPIC_URL,
+            };
+            let base_url = profile
+                .base_url
+                .clone()
+                .or_else(|| base.as_ref().filter(|_| same_kind).map(|p| p.base_url.clone()))
+                .unwrap_or_else(|| default_url.to_string());
+            let same_endpoint = same_kind && base.as_ref().is_some_and(|p| p.base_url == base_url);
+            let api_key = profile
+                .api_key
+                .clone()
+                .or_else(|| base.as_ref().filter(|_| same_endpoint).and_then(|p| p.api_key.clone()));
+            let (model, models) = match &profile.model {
+                Some(m) => (Some(m.clone()), vec![m.clone()]),
+                None if same_endpoint => {
+                    (base.as_ref().and_then(|p| p.model.clone()), base.map(|p| p.models).unwrap_or_default())
+                }
+                None => (None, Vec::new()),
+            };
+            config.provider = Some(ProviderConfig { kind, base_url, api_key, model, models });
+        }
+        config
     }
 }
 
@@ -317,6 +426,10 @@ impl Default for Config {
             mcp_call_timeout: Duration::from_secs(120),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
+            max_sessions_per_connection: None,
+            agents: Default::default(),
+            default_agent: None,
+            connection_agent: None,
         }
     }
 }
@@ -447,5 +560,35 @@ mod tests {
         assert_eq!(c.budget, Budget { max_tokens: Some(1000), max_cost: Some(0.5) });
         let none = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
         assert!(none.prices.is_none());
+    }
+
+    #[test]
+    fn agent_aliases_and_their_provider_overrides() {
+        let f = file(
+            "[provider]\nbase_url = \"http://x/v1\"\napi_key = \"k\"\nmodel = \"m\"\n\
+             [acp]\ndefault_agent = \"a\"\n\
+             [agents.a]\nmodel = \"m2\"\ntools = [\"read_file\"]\n\
+             [agents.b]\nkind = \"anthropic\"\nenabled = false\n",
+        );
+        let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
+        assert_eq!(c.default_agent.as_deref(), Some("a"));
+        let a = &c.agents["a"];
+        assert!(a.enabled);
+        assert_eq!(a.tools.as_deref(), Some(&["read_file".to_string()][..]));
+        let pa = c.for_agent(a).provider.expect("provider");
+        assert_eq!(
+            (pa.base_url.as_str(), pa.api_key.as_deref(), pa.model.as_deref()),
+            ("http://x/v1", Some("k"), Some("m2"))
+        );
+        assert_eq!(pa.models, vec!["m2".to_string()]);
+        let b = &c.agents["b"];
+        assert!(!b.enabled);
+        // Another provider kind: its own default URL, and the other endpoint's key stays home.
+        let pb = c.for_agent(b).provider.expect("provider");
+        assert_eq!(pb.kind, ProviderKind::Anthropic);
+        assert_eq!(pb.base_url, DEFAULT_ANTHROPIC_URL);
+        assert_eq!(pb.api_key, None);
+        let bad = toml::from_str::<FileConfig>("[agents.x]\nkind = \"nope\"\n").expect("toml");
+        assert!(Config::resolve(bad, &MapEnv(HashMap::new()), None, None).is_err());
     }
 }

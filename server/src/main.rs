@@ -5,7 +5,9 @@
 //! and `--version` (clap), which never run together with a connection. Only `corvid chat`
 //! writes human text to stdout, through its one writer, `chat::render::Screen`.
 
+mod bridge;
 mod chat;
+mod serve;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -36,6 +38,11 @@ Hook Corvid into an editor (it speaks ACP over stdio):
 
   JetBrains IDEs (AI Assistant → Agents → Add custom agent) — ~/.jetbrains/acp.json:
     { "agent_servers": { "Corvid": { "command": "/path/to/corvid", "args": ["acp"] } } }
+
+Serve remote clients over WebSocket, and bridge an editor to such a server:
+
+  corvid serve --listen 0.0.0.0:8765 --tls-cert cert.pem --tls-key key.pem --token-file token
+  corvid acp --connect wss://host:8765/acp --token-file token [--agent ALIAS] [--ca-cert ca.pem]
 
 Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_CONFIG):
   CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server) or anthropic (Messages API)
@@ -75,7 +82,22 @@ enum Command {
         /// Run the interactive sign-in instead of serving (what an editor's terminal sign-in runs).
         #[arg(long)]
         login: bool,
+        /// Relay stdio to a remote `corvid serve` instead of running the agent here
+        /// (wss://host:port/acp; ws:// only for loopback).
+        #[arg(long, value_name = "URL", conflicts_with_all = ["store", "login"])]
+        connect: Option<String>,
+        /// With --connect: file holding the server's bearer token (else $CORVID_TOKEN).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        token_file: Option<PathBuf>,
+        /// With --connect: the server-side agent alias for this connection's sessions.
+        #[arg(long, value_name = "ALIAS", requires = "connect")]
+        agent: Option<String>,
+        /// With --connect: also trust this CA certificate (PEM), e.g. a self-signed server's.
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        ca_cert: Option<PathBuf>,
     },
+    /// Serve ACP over WebSocket (`/acp`, one ACP connection per socket) for remote clients.
+    Serve(serve::ServeArgs),
     /// Sign in: choose a provider, base URL, model and API key, saved to the config file (mode 0600).
     Login,
     /// Remove the stored API key from the config file.
@@ -88,7 +110,11 @@ fn main() -> std::process::ExitCode {
         Command::Chat(args) => chat::run(args),
         Command::Acp { login: true, .. } | Command::Login => exit_code(login::login()),
         Command::Logout => exit_code(login::logout()),
-        Command::Acp { log_file, store, login: false } => exit_code(run_acp(log_file, store)),
+        Command::Acp { log_file, connect: Some(url), token_file, agent, ca_cert, .. } => {
+            exit_code(bridge::run(bridge::ConnectArgs { url, token_file, agent, ca_cert, log_file }))
+        }
+        Command::Acp { log_file, store, login: false, connect: None, .. } => exit_code(run_acp(log_file, store)),
+        Command::Serve(args) => exit_code(serve::run(args)),
     }
 }
 
@@ -104,7 +130,7 @@ fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
 }
 
 #[allow(clippy::print_stderr)]
-fn write_stderr(msg: &str) {
+pub(crate) fn write_stderr(msg: &str) {
     eprint!("{msg}");
 }
 
@@ -152,7 +178,7 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
 }
 
 /// SIGTERM and SIGINT end the connection like a closed stdin does.
-fn spawn_signal_watch(shutdown: CancellationToken) {
+pub(crate) fn spawn_signal_watch(shutdown: CancellationToken) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
         let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
@@ -169,7 +195,7 @@ fn spawn_signal_watch(shutdown: CancellationToken) {
 
 /// Waits for the stdout writer to flush, but never longer than `deadline` (a client that
 /// stopped reading must not keep us alive).
-fn join_with_deadline(writer: corvid_core::transport::stdio::StdioWriter, deadline: Duration) {
+pub(crate) fn join_with_deadline(writer: corvid_core::transport::stdio::StdioWriter, deadline: Duration) {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         writer.join();

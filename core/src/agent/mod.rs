@@ -75,6 +75,34 @@ pub(super) async fn report_mcp_failures(ledger: &LedgerTx, session: &Session, no
     }
 }
 
+/// An agent alias and its profile.
+pub(crate) type AgentChoice = (String, crate::config::AgentProfile);
+
+/// The agent alias a request names: `agentAlias`, `agent_alias` or `agent`, in the params or
+/// in their `_meta` (extension fields; removed before the params are parsed).
+fn requested_agent(method: &str, params: &mut Option<Value>) -> Result<Option<(&'static str, String)>, RpcError> {
+    const FIELDS: [&str; 3] = ["agentAlias", "agent_alias", "agent"];
+    let Some(Value::Object(map)) = params else { return Ok(None) };
+    let mut found = None;
+    for field in FIELDS {
+        if let Some(v) = map.remove(field) {
+            found = found.or(Some((field, v)));
+        }
+    }
+    if found.is_none()
+        && let Some(Value::Object(meta)) = map.get("_meta")
+    {
+        found = FIELDS.into_iter().find_map(|f| meta.get(f).map(|v| (f, v.clone())));
+    }
+    match found {
+        None => Ok(None),
+        Some((field, Value::String(alias))) => Ok(Some((field, alias))),
+        Some((field, _)) => {
+            Err(RpcError::invalid_params(method, format!("{field}: must be a string (an agent alias)")))
+        }
+    }
+}
+
 pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
     serde_json::to_value(v).map_err(|e| RpcError::Internal(format!("serializing a response: {e}")))
 }
@@ -165,12 +193,52 @@ impl Agent {
         meta
     }
 
-    /// The session's endpoint and models, unless the user signed out.
-    async fn model_source(&self) -> Result<Arc<model_source::ModelSource>, RpcError> {
+    /// The session's endpoint and models (for its agent alias), unless the user signed out.
+    async fn model_source(&self, agent: Option<&AgentChoice>) -> Result<Arc<model_source::ModelSource>, RpcError> {
         if self.is_signed_out() {
             return Err(RpcError::AuthRequired(SIGNED_OUT.to_string()));
         }
-        self.sources.resolve(&self.config, self.http()).await
+        self.sources.resolve(&self.config, self.http(), agent).await
+    }
+
+    /// Which agent alias a session runs as. In order: `stored` (load/resume) while it is still
+    /// configured and enabled; the alias the request names (an unknown or disabled one is an
+    /// error naming the field); the connection's default (`corvid serve ...?agent=`);
+    /// `[acp] default_agent`; the sole configured agent. `None`: the plain configuration.
+    fn choose_agent(
+        &self,
+        method: &str,
+        requested: Option<(&'static str, String)>,
+        stored: Option<&str>,
+    ) -> Result<Option<AgentChoice>, RpcError> {
+        let agents = &self.config.agents;
+        let usable = |alias: &str| agents.get(alias).filter(|p| p.enabled).map(|p| (alias.to_string(), p.clone()));
+        if let Some(choice) = stored.and_then(usable) {
+            return Ok(Some(choice));
+        }
+        if let Some(stored) = stored {
+            tracing::info!(alias = stored, "the session's agent alias is gone or disabled; choosing another");
+        }
+        let explain = |field: &str, alias: &str| {
+            let enabled: Vec<&str> = agents.iter().filter(|(_, p)| p.enabled).map(|(a, _)| a.as_str()).collect();
+            let why = if agents.contains_key(alias) { "is disabled" } else { "is not a configured agent" };
+            let offered = if enabled.is_empty() { "none".to_string() } else { enabled.join(", ") };
+            RpcError::invalid_params(method, format!("{field}: agent alias `{alias}` {why} (enabled: {offered})"))
+        };
+        if let Some((field, alias)) = requested {
+            return usable(&alias).map(Some).ok_or_else(|| explain(field, &alias));
+        }
+        if let Some(alias) = &self.config.connection_agent {
+            return usable(alias).map(Some).ok_or_else(|| explain("agent (the connection's ?agent=)", alias));
+        }
+        if let Some(alias) = &self.config.default_agent {
+            return usable(alias).map(Some).ok_or_else(|| explain("[acp] default_agent", alias));
+        }
+        let mut enabled = agents.iter().filter(|(_, p)| p.enabled);
+        match (enabled.next(), enabled.next()) {
+            (Some((alias, profile)), None) => Ok(Some((alias.clone(), profile.clone()))),
+            _ => Ok(None),
+        }
     }
 
     fn is_signed_out(&self) -> bool {
@@ -212,19 +280,30 @@ impl Agent {
         }
         // The user may have started Ollama or fixed the config since the last try.
         self.sources.reset().await;
-        self.model_source().await?;
+        self.model_source(None).await?;
         to_value(&acp::AuthenticateResponse::new())
     }
 
     async fn new_session(self: Arc<Self>, params: Option<Value>, ctx: RequestContext) -> Result<Value, RpcError> {
         const M: &str = "session/new";
+        let mut params = params;
+        let requested = requested_agent(M, &mut params)?;
         let req: acp::NewSessionRequest = parse(M, params)?;
+        // Hook for `corvid serve`: a remote connection may hold only so many sessions.
+        if let Some(limit) = self.config.max_sessions_per_connection
+            && self.sessions.count() >= limit
+        {
+            return Err(RpcError::LimitReached(format!(
+                "{M}: this connection already has {limit} sessions, the server's limit (close one with session/close)"
+            )));
+        }
         let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
         for (i, dir) in req.additional_directories.iter().enumerate() {
             roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
         }
-        let source = self.model_source().await?;
-        let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source));
+        let agent = self.choose_agent(M, requested, None)?;
+        let source = self.model_source(agent.as_ref()).await?;
+        let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source, agent));
         let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
         let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();
@@ -234,9 +313,15 @@ impl Agent {
                 cwd: session.roots[0].display().to_string(),
                 additional_directories: serde_json::to_string(&dirs).unwrap_or_else(|_| "[]".into()),
                 model,
+                agent: session.agent.as_ref().map(|(alias, _)| alias.clone()),
                 at: now_rfc3339(),
             })
             .await;
+        let mode = session.state().mode.clone();
+        if mode != permission::DEFAULT_MODE {
+            // The alias's default_mode, stored like a mode change.
+            self.ledger.push(Record::Mode { session_id: session.id.clone(), mode }).await;
+        }
         // The session is durable before the client learns its id.
         self.ledger.flush().await;
         self.sessions.insert(session.clone());

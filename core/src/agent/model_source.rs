@@ -22,26 +22,38 @@ pub struct ModelSource {
 
 /// Resolves the model source once and remembers a success.
 pub struct ModelSourceResolver {
-    cached: Mutex<Option<Arc<ModelSource>>>,
+    /// Per agent alias (`None`: the plain configuration).
+    cached: Mutex<std::collections::HashMap<Option<String>, Arc<ModelSource>>>,
 }
 
 impl ModelSourceResolver {
     pub fn new() -> Self {
-        Self { cached: Mutex::new(None) }
+        Self { cached: Mutex::new(Default::default()) }
     }
 
     /// Forgets a previous resolution (after `authenticate`, the user may have started Ollama).
     pub async fn reset(&self) {
-        *self.cached.lock().await = None;
+        self.cached.lock().await.clear();
     }
 
-    pub async fn resolve(&self, config: &Config, http: &reqwest::Client) -> Result<Arc<ModelSource>, RpcError> {
+    /// `agent`: the session's alias and profile; its provider overrides apply.
+    pub async fn resolve(
+        &self,
+        config: &Config,
+        http: &reqwest::Client,
+        agent: Option<&(String, crate::config::AgentProfile)>,
+    ) -> Result<Arc<ModelSource>, RpcError> {
+        let key = agent.map(|(alias, _)| alias.clone());
         let mut cached = self.cached.lock().await;
-        if let Some(source) = cached.as_ref() {
+        if let Some(source) = cached.get(&key) {
             return Ok(source.clone());
         }
-        let source = Arc::new(Self::discover(config, http).await?);
-        *cached = Some(source.clone());
+        let source = match agent {
+            Some((_, profile)) => Self::discover(&config.for_agent(profile), http).await?,
+            None => Self::discover(config, http).await?,
+        };
+        let source = Arc::new(source);
+        cached.insert(key, source.clone());
         Ok(source)
     }
 

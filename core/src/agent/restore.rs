@@ -47,6 +47,8 @@ impl Agent {
         params: Option<Value>,
         replay: bool,
     ) -> Result<Value, RpcError> {
+        let mut params = params;
+        let requested = super::requested_agent(method, &mut params)?;
         let (session_id, cwd, dirs, mcp_servers) = if replay {
             let r: acp::LoadSessionRequest = super::params::parse(method, params)?;
             (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
@@ -61,7 +63,8 @@ impl Agent {
         let store = self.store(method).await?;
         let id = session_id.0.to_string();
         let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
-        let source = self.model_source().await?;
+        let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
+        let source = self.model_source(agent.as_ref()).await?;
 
         // Taking over a session that is live on this connection: its turn ends first.
         if let Some(live) = self.sessions.remove(&id) {
@@ -72,7 +75,7 @@ impl Agent {
             tracing::info!(session_id = %id, model = %state.model, "stored model is not offered now; using the default");
             state.model = source.default_model.clone();
         }
-        let session = Arc::new(Session::restore(id.clone(), roots, source, state));
+        let session = Arc::new(Session::restore(id.clone(), roots, source, agent, state));
         session.state().rules = store
             .rules(&id)
             .await?

@@ -17,6 +17,8 @@ pub struct Session {
     /// Canonical cwd first, then additional directories: the bound for file tools.
     pub roots: Vec<PathBuf>,
     pub source: Arc<ModelSource>,
+    /// The agent alias the session runs as, with its profile (`None`: plain configuration).
+    pub agent: Option<(String, crate::config::AgentProfile)>,
     /// Next ledger sequence number.
     next_seq: AtomicI64,
     /// Signalled whenever a turn ends (for `session/stop`).
@@ -71,7 +73,12 @@ struct RunningTurn {
 }
 
 impl Session {
-    pub fn new(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>) -> Self {
+    pub fn new(
+        id: String,
+        roots: Vec<PathBuf>,
+        source: Arc<ModelSource>,
+        agent: Option<(String, crate::config::AgentProfile)>,
+    ) -> Self {
         let model = source.default_model.clone();
         let fresh = Restored {
             model,
@@ -80,18 +87,29 @@ impl Session {
             next_seq: 1,
             next_message_seq: 1,
             next_turn: 1,
-            mode: super::permission::DEFAULT_MODE.to_string(),
+            mode: agent
+                .as_ref()
+                .and_then(|(_, p)| p.default_mode.clone())
+                .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
+                .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
             spent: Spent::default(),
             thought_level: DEFAULT_THOUGHT_LEVEL.to_string(),
         };
-        Self::restore(id, roots, source, fresh)
+        Self::restore(id, roots, source, agent, fresh)
     }
 
-    pub fn restore(id: String, roots: Vec<PathBuf>, source: Arc<ModelSource>, r: Restored) -> Self {
+    pub fn restore(
+        id: String,
+        roots: Vec<PathBuf>,
+        source: Arc<ModelSource>,
+        agent: Option<(String, crate::config::AgentProfile)>,
+        r: Restored,
+    ) -> Self {
         Self {
             id,
             roots,
             source,
+            agent,
             next_seq: AtomicI64::new(r.next_seq),
             idle: tokio::sync::Notify::new(),
             mcp: std::sync::OnceLock::new(),
@@ -107,6 +125,23 @@ impl Session {
                 turn: None,
                 next_turn: r.next_turn,
             }),
+        }
+    }
+
+    /// Corvid's system prompt plus the agent alias's own, if any.
+    pub fn system_prompt(&self) -> String {
+        let base = super::instructions::system_prompt(&self.roots);
+        match self.agent.as_ref().and_then(|(_, p)| p.system_prompt.as_deref()) {
+            Some(extra) => format!("{base}\n\n{extra}"),
+            None => base,
+        }
+    }
+
+    /// Whether the alias's `tools` list (if any) enables `tool`.
+    pub fn tool_enabled(&self, tool: &str) -> bool {
+        match self.agent.as_ref().and_then(|(_, p)| p.tools.as_ref()) {
+            Some(tools) => tools.iter().any(|t| t == tool),
+            None => true,
         }
     }
 
@@ -251,6 +286,10 @@ pub struct Sessions {
 impl Sessions {
     fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn count(&self) -> usize {
+        self.map().len()
     }
 
     pub fn insert(&self, session: Arc<Session>) {

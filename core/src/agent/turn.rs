@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 use super::accounting;
 use super::client_features::ClientFeatures;
 use super::commands::{self, COMPACT_PROMPT, Command};
-use super::instructions;
 use super::ledger::{emit, record_message, text_chunk};
 use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
@@ -98,7 +97,7 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
                 state.history.push(user_message);
                 (state.model.clone(), state.history.clone())
             };
-            messages.insert(0, ChatMessage::system(instructions::system_prompt(&session.roots)));
+            messages.insert(0, ChatMessage::system(session.system_prompt()));
             agent_loop(&session, &ctx, turn, &model, messages, &cancel).await
         }
     };
@@ -153,7 +152,7 @@ async fn agent_loop(
     mut messages: Vec<ChatMessage>,
     cancel: &CancellationToken,
 ) -> Result<acp::StopReason, RpcError> {
-    let mut specs = tools::specs();
+    let mut specs: Vec<_> = tools::specs().into_iter().filter(|s| session.tool_enabled(&s.function.name)).collect();
     if let Some(mcp) = session.mcp.get() {
         specs.extend(mcp.specs());
     }
@@ -230,7 +229,7 @@ async fn compact(
         emit(&ctx.ledger, session, Some(turn), &say("Nothing to compact yet.".into()), true).await;
         return Ok(acp::StopReason::EndTurn);
     }
-    let mut messages = vec![ChatMessage::system(instructions::system_prompt(&session.roots))];
+    let mut messages = vec![ChatMessage::system(session.system_prompt())];
     messages.extend(history.iter().cloned());
     messages.push(ChatMessage::user(COMPACT_PROMPT));
     let mut summary = String::new();
@@ -534,6 +533,9 @@ async fn execute(
     jail: &Jail,
     cancel: &CancellationToken,
 ) -> Result<(tools::Output, bool), tools::ToolError> {
+    if !session.tool_enabled(name) {
+        return Err(tools::ToolError::Unknown(name.to_string()));
+    }
     match name {
         "update_plan" => {
             let plan = tools::plan::plan(args)?;

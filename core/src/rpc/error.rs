@@ -31,6 +31,9 @@ pub enum RpcError {
     /// A prompt arrived while the session's previous turn was still running.
     #[error("session {0} is busy with another prompt turn: wait for its response or send session/cancel first")]
     SessionBusy(String),
+    /// A per-connection limit set by the front end (e.g. `corvid serve`'s sessions per connection).
+    #[error("{0}")]
+    LimitReached(String),
     #[error(transparent)]
     Provider(#[from] ProviderError),
     // --- errors of requests Corvid sends to the client ---
@@ -45,6 +48,8 @@ pub enum RpcError {
 /// Implementation-defined code for "session busy" (inside the -32000..-32099 range ACP leaves
 /// to agents; -32000 and -32002 are taken by the spec).
 pub const SESSION_BUSY: i32 = -32001;
+/// Implementation-defined code for "a connection limit is reached" (same range).
+pub const LIMIT_REACHED: i32 = -32003;
 
 impl RpcError {
     pub fn invalid_params(method: &str, detail: impl std::fmt::Display) -> Self {
@@ -64,6 +69,7 @@ impl RpcError {
             RpcError::AuthRequired(_) => acp::Error::new(-32000, message),
             RpcError::SessionNotFound(id) => acp::Error::new(-32002, message).data(json!({ "sessionId": id })),
             RpcError::SessionBusy(id) => acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id })),
+            RpcError::LimitReached(_) => acp::Error::new(LIMIT_REACHED, message),
             RpcError::Provider(p) => acp::Error::new(-32603, message).data(p.wire_data()),
             RpcError::Timeout { .. } | RpcError::Remote { .. } => acp::Error::new(-32603, message),
         }

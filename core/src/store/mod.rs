@@ -67,6 +67,8 @@ pub struct SessionRecord {
     pub mode: Option<String>,
     /// From the `config` JSON column.
     pub thought_level: Option<String>,
+    /// The agent alias the session was created with.
+    pub agent_alias: Option<String>,
 }
 
 /// A stored "always" permission answer.
@@ -142,7 +144,7 @@ impl Store {
     /// A live (not deleted) session.
     pub async fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let row = sqlx::query(
-            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config FROM sessions \
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config, agent_alias FROM sessions \
              WHERE id = ? AND deleted_at IS NULL",
         )
         .bind(id)
@@ -161,7 +163,7 @@ impl Store {
     ) -> Result<Vec<SessionRecord>, StoreError> {
         let (after_at, after_id) = after.unzip();
         let rows = sqlx::query(
-            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config FROM sessions \
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config, agent_alias FROM sessions \
              WHERE deleted_at IS NULL AND (?1 IS NULL OR cwd = ?1) \
                AND (?2 IS NULL OR (updated_at, id) < (?2, ?3)) \
              ORDER BY updated_at DESC, id DESC LIMIT ?4",
@@ -312,5 +314,6 @@ fn session_record(r: &sqlx::sqlite::SqliteRow) -> Result<SessionRecord, StoreErr
             .try_get::<Option<String>, _>(7)?
             .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
             .and_then(|c| c.get("thought_level").and_then(|v| v.as_str()).map(str::to_string)),
+        agent_alias: r.try_get(8)?,
     })
 }

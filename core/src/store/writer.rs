@@ -36,6 +36,8 @@ pub enum Record {
         cwd: String,
         additional_directories: String,
         model: String,
+        /// The agent alias the session runs as.
+        agent: Option<String>,
         at: String,
     },
     Title {
@@ -182,15 +184,16 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
             continue;
         }
         match &batch[i] {
-            Record::NewSession { id, cwd, additional_directories, model, at } => {
+            Record::NewSession { id, cwd, additional_directories, model, agent, at } => {
                 sqlx::query(
-                    "INSERT INTO sessions (id, cwd, additional_directories, model, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO sessions (id, cwd, additional_directories, model, agent_alias, created_at, updated_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(id)
                 .bind(cwd)
                 .bind(additional_directories)
                 .bind(model)
+                .bind(agent)
                 .bind(at)
                 .bind(at)
                 .execute(&mut *tx)

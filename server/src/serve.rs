@@ -1,0 +1,520 @@
+//! `corvid serve`: ACP over WebSocket, one ACP connection per WebSocket.
+//!
+//! Each upgraded socket is wrapped as a `transport::memory` pair and served by the same
+//! `corvid_core::serve_with_store` the stdio front end uses (one store shared by all
+//! connections). Everything security-relevant happens before the upgrade: the bearer token is
+//! checked (constant time) and the connection limit applied, so an unauthenticated request
+//! gets a plain HTTP 401 and never reaches ACP.
+//!
+//! Fail closed: a non-loopback address needs both TLS and a token; loopback needs a token
+//! unless `--no-auth` is given.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, rejection::WebSocketUpgradeRejection};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use corvid_core::Config;
+use corvid_core::rpc::CancellationToken;
+use corvid_core::transport::Inbound;
+use corvid_core::transport::memory::{MemoryPeer, memory};
+use futures_util::{SinkExt, StreamExt};
+use sha2::{Digest, Sha256};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio_util::task::TaskTracker;
+
+/// The WebSocket subprotocol Corvid speaks (echoed back when the client offers it).
+pub const SUBPROTOCOL: &str = "corvid.acp.v1";
+/// Subprotocol prefix carrying the token, for clients that cannot set headers (browsers).
+const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
+/// How long the TLS handshake of one connection may take.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long shutdown waits for connections to cancel their turns and close.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (host:port). Anything but loopback needs TLS and a token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    listen: String,
+    /// TLS certificate chain (PEM). Together with --tls-key the endpoint is wss://.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// File holding the bearer token clients must present (else $CORVID_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Accept clients without a token. Only allowed on a loopback address.
+    #[arg(long)]
+    no_auth: bool,
+    /// Most WebSocket connections at once; further ones get HTTP 503 before the upgrade.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_connections: usize,
+    /// Close a connection after this many seconds without a frame in either direction.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    idle_timeout: u64,
+    /// Most sessions one connection may create (`session/new` beyond gets an error).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    max_sessions_per_connection: usize,
+    /// Longest accepted message in bytes (default: `[limits] max_message_bytes`, 16 MiB).
+    #[arg(long, value_name = "BYTES")]
+    max_message_bytes: Option<usize>,
+    /// Session store shared by all connections (as for `corvid acp --store`).
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// Write logs to this file instead of stderr.
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+}
+
+struct Shared {
+    config: Config,
+    store: corvid_core::store::PendingStore,
+    /// SHA-256 of the token; `None` only with `--no-auth` on loopback.
+    token_digest: Option<[u8; 32]>,
+    slots: Arc<Semaphore>,
+    idle_timeout: Duration,
+    shutdown: CancellationToken,
+    connections: TaskTracker,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let mut config = Config::load().context("loading configuration")?;
+    if args.store.is_some() {
+        config.store = args.store.clone();
+    }
+    if let Some(max) = args.max_message_bytes {
+        config.max_message_bytes = max.max(1024);
+    }
+    config.max_sessions_per_connection = Some(args.max_sessions_per_connection.max(1));
+    crate::init_logging(config.log.as_deref(), args.log_file.as_ref())?;
+    let token = read_token(args.token_file.as_deref())?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("corvid-serve")
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(serve(args, config, token));
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+/// The token from `--token-file` (trimmed) or `$CORVID_TOKEN`. Never logged.
+pub fn read_token(file: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let token = match file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the token file {}", path.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => std::env::var("CORVID_TOKEN").ok().map(|t| t.trim().to_string()),
+    };
+    match token {
+        Some(t) if t.is_empty() => bail!("the token is empty (check --token-file or CORVID_TOKEN)"),
+        Some(t) if t.chars().any(|c| c.is_control() || c == ' ' || c == ',') => {
+            bail!("the token must not contain spaces, commas or control characters")
+        }
+        other => Ok(other),
+    }
+}
+
+/// Fail closed: what may listen where.
+fn check_exposure(addrs: &[SocketAddr], tls: bool, token: bool, no_auth: bool, listen: &str) -> anyhow::Result<()> {
+    let loopback = addrs.iter().all(|a| a.ip().is_loopback());
+    if !loopback {
+        if no_auth {
+            bail!(
+                "refusing to serve {listen} with --no-auth: it is not a loopback address (--no-auth is loopback-only)"
+            );
+        }
+        if !(tls && token) {
+            bail!(
+                "refusing to serve {listen} without TLS and a token: a non-loopback address needs both \
+                 --tls-cert/--tls-key and --token-file (or CORVID_TOKEN)"
+            );
+        }
+    } else if !token && !no_auth {
+        bail!(
+            "refusing to serve {listen} without a token: give --token-file (or CORVID_TOKEN), or pass --no-auth \
+             to accept any local client"
+        );
+    }
+    Ok(())
+}
+
+async fn serve(args: ServeArgs, config: Config, token: Option<String>) -> anyhow::Result<()> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&args.listen)
+        .await
+        .with_context(|| format!("cannot resolve the listen address {}", args.listen))?
+        .collect();
+    if addrs.is_empty() {
+        bail!("the listen address {} resolves to nothing", args.listen);
+    }
+    let tls = args.tls_cert.is_some() && args.tls_key.is_some();
+    check_exposure(&addrs, tls, token.is_some(), args.no_auth, &args.listen)?;
+    if args.no_auth && token.is_some() {
+        bail!("--no-auth and a token contradict each other; pass one or the other");
+    }
+    let acceptor = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(tls_acceptor(cert, key)?),
+        _ => None,
+    };
+    let listener =
+        TcpListener::bind(addrs.as_slice()).await.with_context(|| format!("cannot listen on {}", args.listen))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+
+    let shutdown = CancellationToken::new();
+    let shared = Arc::new(Shared {
+        store: corvid_core::open_store(&config),
+        config,
+        token_digest: token.map(|t| digest(t.as_bytes())),
+        slots: Arc::new(Semaphore::new(args.max_connections.max(1))),
+        idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
+        shutdown: shutdown.clone(),
+        connections: TaskTracker::new(),
+    });
+    let app =
+        Router::new().route("/healthz", get(|| async { "ok" })).route("/acp", get(upgrade)).with_state(shared.clone());
+
+    crate::spawn_signal_watch(shutdown.clone());
+    let scheme = if acceptor.is_some() { "wss" } else { "ws" };
+    // The one line a supervisor (or a test) waits for; stderr, like the logs.
+    crate::write_stderr(&format!("corvid serve: listening on {scheme}://{local}/acp\n"));
+    tracing::info!(%local, tls = acceptor.is_some(), auth = shared.token_digest.is_some(), "serving ACP over WebSocket");
+
+    let stop = shutdown.clone();
+    let graceful = async move { stop.cancelled().await };
+    match acceptor {
+        Some(acceptor) => {
+            axum::serve(TlsListener::spawn(listener, acceptor, shutdown.clone()), app)
+                .with_graceful_shutdown(graceful)
+                .await
+        }
+        None => axum::serve(listener, app).with_graceful_shutdown(graceful).await,
+    }
+    .context("serving HTTP")?;
+
+    // Accepting has stopped; connections see the same token (their turns are cancelled and
+    // persisted as such) and close. Give them a bounded time.
+    shared.connections.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, shared.connections.wait()).await.is_err() {
+        tracing::warn!("some connections did not close within the shutdown grace period");
+    }
+    tracing::info!("server stopped");
+    Ok(())
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Compares fixed-length digests without an early exit, so timing says nothing about the token.
+fn token_matches(expected: &[u8; 32], presented: &str) -> bool {
+    let got = digest(presented.as_bytes());
+    let diff = expected.iter().zip(got.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    std::hint::black_box(diff) == 0
+}
+
+/// Every token the request presents: `Authorization: Bearer`, a `bearer.<token>`
+/// subprotocol, or `?token=`.
+fn presented_tokens<'a>(headers: &'a HeaderMap, query: &'a HashMap<String, String>) -> Vec<&'a str> {
+    let mut tokens = Vec::new();
+    for value in headers.get_all(header::AUTHORIZATION) {
+        if let Ok(v) = value.to_str()
+            && let Some((scheme, t)) = v.split_once(' ')
+            && scheme.eq_ignore_ascii_case("bearer")
+        {
+            tokens.push(t.trim());
+        }
+    }
+    for value in headers.get_all(header::SEC_WEBSOCKET_PROTOCOL) {
+        if let Ok(v) = value.to_str() {
+            tokens.extend(v.split(',').filter_map(|p| p.trim().strip_prefix(BEARER_PROTOCOL_PREFIX)));
+        }
+    }
+    if let Some(t) = query.get("token") {
+        tokens.push(t.as_str());
+    }
+    tokens
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// `GET /acp`: authenticate, take a connection slot, then upgrade.
+async fn upgrade(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    if let Some(expected) = &shared.token_digest {
+        let tokens = presented_tokens(&headers, &query);
+        // Check every presented token (no short-circuit on the first mismatch).
+        let ok = tokens.iter().fold(false, |acc, t| token_matches(expected, t) | acc);
+        if !ok {
+            tracing::info!(presented = !tokens.is_empty(), "rejected an unauthenticated request");
+            let mut response = plain(StatusCode::UNAUTHORIZED, "a valid bearer token is required\n");
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+            return response;
+        }
+    }
+    // `?agent=<alias>`: the connection's default agent alias, checked here so a typo fails
+    // the upgrade instead of every session/new.
+    let agent = query.get("agent").cloned();
+    if let Some(alias) = &agent
+        && !shared.config.agents.get(alias).is_some_and(|p| p.enabled)
+    {
+        return (StatusCode::BAD_REQUEST, format!("agent: `{alias}` is not an enabled agent alias\n")).into_response();
+    }
+    if shared.shutdown.is_cancelled() {
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    }
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let Ok(permit) = shared.slots.clone().try_acquire_owned() else {
+        tracing::warn!("connection limit reached; refusing a connection");
+        return plain(StatusCode::SERVICE_UNAVAILABLE, "too many connections\n");
+    };
+    let max = shared.config.max_message_bytes;
+    let tracked = shared.connections.token();
+    ws.protocols([SUBPROTOCOL]).max_message_size(max).max_frame_size(max).on_upgrade(move |socket| async move {
+        let _tracked = tracked;
+        connection(socket, shared, agent, permit).await;
+    })
+}
+
+/// Milliseconds since `start`, for the idle clock shared by the reader and the writer.
+fn since(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One WebSocket = one ACP connection over an in-memory transport.
+async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String>, _permit: OwnedSemaphorePermit) {
+    let mut config = shared.config.clone();
+    config.connection_agent = agent;
+    let (transport, peer) = memory(Some(config.max_message_bytes));
+    let MemoryPeer { to_agent, mut from_agent } = peer;
+    let conn_shutdown = shared.shutdown.child_token();
+    let core =
+        tokio::spawn(corvid_core::serve_with_store(transport, config, shared.store.clone(), conn_shutdown.clone()));
+    tracing::debug!("WebSocket connection opened");
+
+    let start = Instant::now();
+    let last_activity = Arc::new(AtomicU64::new(0));
+    // Set by the reader when it ends the connection for a reason the close frame should carry.
+    let (close_tx, mut close_rx) = mpsc::channel::<CloseFrame>(1);
+    let (mut sink, mut stream) = socket.split();
+    let writer_done = CancellationToken::new();
+
+    let writer = {
+        let (last_activity, writer_done, server_shutdown) =
+            (last_activity.clone(), writer_done.clone(), shared.shutdown.clone());
+        tokio::spawn(async move {
+            while let Some(frame) = from_agent.recv().await {
+                last_activity.store(since(start), Ordering::Relaxed);
+                if sink.send(Message::Text(frame.into())).await.is_err() {
+                    break;
+                }
+            }
+            // The core has finished (its last response is out): say goodbye.
+            let frame = close_rx.try_recv().unwrap_or_else(|_| {
+                if server_shutdown.is_cancelled() {
+                    CloseFrame { code: 1001, reason: "server shutting down".into() }
+                } else {
+                    CloseFrame { code: 1000, reason: "".into() }
+                }
+            });
+            let _ = sink.send(Message::Close(Some(frame))).await;
+            let _ = sink.close().await;
+            writer_done.cancel();
+        })
+    };
+
+    let idle = shared.idle_timeout;
+    loop {
+        let idle_for = Duration::from_millis(since(start).saturating_sub(last_activity.load(Ordering::Relaxed)));
+        let Some(left) = idle.checked_sub(idle_for).filter(|d| !d.is_zero()) else {
+            tracing::info!(secs = idle.as_secs(), "closing an idle connection");
+            let _ = close_tx.try_send(CloseFrame { code: 1000, reason: "idle timeout".into() });
+            break;
+        };
+        let message = tokio::select! {
+            () = writer_done.cancelled() => break,
+            () = tokio::time::sleep(left) => continue,
+            m = stream.next() => m,
+        };
+        last_activity.store(since(start), Ordering::Relaxed);
+        let bytes = match message {
+            Some(Ok(Message::Text(text))) => text.as_str().as_bytes().to_vec(),
+            Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),
+            Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            Some(Ok(Message::Close(_))) | None => break,
+            Some(Err(e)) => {
+                let e = e.into_inner();
+                let too_big = e
+                    .downcast_ref::<tokio_tungstenite::tungstenite::Error>()
+                    .is_some_and(|e| matches!(e, tokio_tungstenite::tungstenite::Error::Capacity(_)));
+                if too_big {
+                    tracing::warn!(error = %e, "closing a connection that sent an oversize message");
+                    let _ = close_tx.try_send(CloseFrame { code: 1009, reason: "message too big".into() });
+                } else {
+                    tracing::debug!(error = %e, "WebSocket read failed");
+                }
+                break;
+            }
+        };
+        if to_agent.send(Inbound::Frame(bytes)).await.is_err() {
+            break;
+        }
+    }
+    // End of input: the core cancels what runs, flushes, and closes its side; the writer
+    // then sends the close frame.
+    drop(to_agent);
+    if let Err(e) = core.await {
+        tracing::error!(error = %e, "connection task failed");
+    }
+    if tokio::time::timeout(Duration::from_secs(2), writer).await.is_err() {
+        tracing::debug!("WebSocket writer did not finish in time");
+    }
+    tracing::debug!("WebSocket connection closed");
+}
+
+fn tls_acceptor(cert: &Path, key: &Path) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("cannot read the TLS certificate {}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("cannot parse the TLS certificate {}", cert.display()))?;
+    if certs.is_empty() {
+        bail!("no certificate found in {}", cert.display());
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read the TLS private key {}", key.display()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .context("the TLS certificate and key do not form a usable pair")?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+/// TCP accept + TLS handshake (each handshake in its own task, so a slow client cannot stall
+/// the others), feeding finished streams to axum.
+struct TlsListener {
+    ready: mpsc::Receiver<(tokio_rustls::server::TlsStream<TcpStream>, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl TlsListener {
+    fn spawn(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor, shutdown: CancellationToken) -> Self {
+        let (tx, ready) = mpsc::channel(64);
+        let local = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    a = listener.accept() => a,
+                };
+                let (tcp, addr) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = tcp.set_nodelay(true);
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(stream)) => {
+                            let _ = tx.send((stream, addr)).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(error = %e, %addr, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%addr, "TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        Self { ready, local }
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.ready.recv().await {
+            Some(accepted) => accepted,
+            // The accept loop ended (shutdown): graceful shutdown stops polling us.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> Vec<SocketAddr> {
+        vec![s.parse().expect("address")]
+    }
+
+    #[test]
+    fn exposure_fails_closed() {
+        let public = addr("0.0.0.0:0");
+        assert!(check_exposure(&public, false, false, false, "x").is_err());
+        assert!(check_exposure(&public, true, false, false, "x").is_err());
+        assert!(check_exposure(&public, false, true, false, "x").is_err());
+        assert!(check_exposure(&public, true, true, true, "x").is_err());
+        assert!(check_exposure(&public, true, true, false, "x").is_ok());
+        let local = addr("127.0.0.1:0");
+        assert!(check_exposure(&local, false, false, false, "x").is_err());
+        assert!(check_exposure(&local, false, false, true, "x").is_ok());
+        assert!(check_exposure(&local, false, true, false, "x").is_ok());
+        assert!(check_exposure(&addr("[::1]:0"), false, true, false, "x").is_ok());
+    }
+
+    #[test]
+    fn tokens_compare_by_digest() {
+        let expected = digest(b"s3cret");
+        assert!(token_matches(&expected, "s3cret"));
+        assert!(!token_matches(&expected, "s3cre"));
+        assert!(!token_matches(&expected, ""));
+    }
+
+    #[test]
+    fn tokens_come_from_header_subprotocol_and_query() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, "Bearer a".parse().expect("header"));
+        headers.insert(header::SEC_WEBSOCKET_PROTOCOL, "corvid.acp.v1, bearer.b".parse().expect("header"));
+        let query = HashMap::from([("token".to_string(), "c".to_string())]);
+        assert_eq!(presented_tokens(&headers, &query), vec!["a", "b", "c"]);
+    }
+}

@@ -1,0 +1,418 @@
+// `corvid serve` (ACP over WebSocket) and `corvid acp --connect` (the stdio bridge): TLS,
+// auth before the upgrade, fail-closed start-up, limits, graceful shutdown.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import * as acp from "@agentclientprotocol/sdk";
+import { startFakeModel } from "../support/fake-model.mjs";
+import { agentEnv, spawnAgent, textOf } from "../support/agent.mjs";
+import { connect, makeCerts, refusedServer, startServer, tokenFile } from "../support/server.mjs";
+
+const TOKEN = "t0k-" + Math.random().toString(36).slice(2);
+let fake;
+let certs;
+let tokenPath;
+before(async () => {
+  fake = await startFakeModel();
+  certs = makeCerts();
+  tokenPath = tokenFile(TOKEN);
+});
+after(async () => fake.close());
+
+const INIT = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "serve-e2e", version: "1" } };
+const text = (t) => [{ type: "text", text: t }];
+const bearer = { Authorization: `Bearer ${TOKEN}` };
+
+/** A TLS server with the token; `fn(server)`; then SIGTERM and exit 0. */
+async function withServer(fn, { env = agentEnv({ fake }), args = [] } = {}) {
+  const server = await startServer({
+    env,
+    args: ["--tls-cert", certs.cert, "--tls-key", certs.key, "--token-file", tokenPath, ...args],
+  });
+  try {
+    await fn(server);
+  } finally {
+    await server.stop();
+  }
+  assert.equal((await server.exited).code, 0, server.stderr);
+  assert.equal(server.stdout, "", "the server writes nothing to stdout");
+  assert.ok(!server.stderr.includes(TOKEN), "the token never reaches the log");
+}
+
+test("wss round trip: initialize, session/new, a prompt turn; every frame is valid ACP", () =>
+  withServer(async (server) => {
+    assert.match(server.url, /^wss:\/\/127\.0\.0\.1:\d+\/acp$/);
+    fake.script("WS-TURN", { chunks: [{ content: "Over " }, { content: "the wire." }] });
+    const c = await connect(server.url, { headers: bearer, ca: certs.ca });
+    const init = await c.request(1, "initialize", INIT);
+    assert.equal(init.result.protocolVersion, 1);
+    const s = await c.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    const sessionId = s.result.sessionId;
+    const r = await c.request(3, "session/prompt", { sessionId, prompt: text("WS-TURN go") });
+    assert.equal(r.result.stopReason, "end_turn");
+    assert.equal(textOf(c.updates(sessionId), "agent_message_chunk"), "Over the wire.");
+    // Bad input gets JSON-RPC errors, not a dropped connection.
+    c.ws.send("{not json");
+    const parseError = await c.waitFor((f) => f.error?.code === -32700);
+    assert.equal(parseError.id, null);
+    await c.close();
+    assert.deepEqual(c.violations, []);
+  }));
+
+test("tokens: missing or wrong → HTTP 401 before the upgrade; header, subprotocol and ?token= work", () =>
+  withServer(async (server) => {
+    const none = await connect(server.url, { ca: certs.ca });
+    assert.equal(none.status, 401);
+    const wrong = await connect(server.url, { ca: certs.ca, headers: { Authorization: "Bearer nope" } });
+    assert.equal(wrong.status, 401);
+    const wrongQuery = await connect(`${server.url}?token=nope`, { ca: certs.ca });
+    assert.equal(wrongQuery.status, 401);
+    const wrongProto = await connect(server.url, { ca: certs.ca, protocols: ["corvid.acp.v1", "bearer.nope"] });
+    assert.equal(wrongProto.status, 401);
+    // A plain GET without a token is refused the same way.
+    const plain = await fetch(server.base + "/acp").catch((e) => e);
+    assert.ok(plain instanceof Error || plain.status === 401);
+
+    const viaHeader = await connect(server.url, { ca: certs.ca, headers: bearer });
+    const viaProtocol = await connect(server.url, { ca: certs.ca, protocols: ["corvid.acp.v1", `bearer.${TOKEN}`] });
+    assert.equal(viaProtocol.protocol, "corvid.acp.v1", "the subprotocol is echoed back");
+    const viaQuery = await connect(`${server.url}?token=${encodeURIComponent(TOKEN)}`, { ca: certs.ca });
+    for (const [i, c] of [viaHeader, viaProtocol, viaQuery].entries()) {
+      assert.ok(c.ws, `client ${i} connected`);
+      assert.equal((await c.request(1, "initialize", INIT)).result.protocolVersion, 1);
+      await c.close();
+      assert.deepEqual(c.violations, []);
+    }
+    assert.ok(!server.stderr.includes("session created"), "nothing unauthenticated reached ACP");
+  }));
+
+test("/healthz answers 200 ok without a token (plain ws on loopback with --no-auth too)", async () => {
+  await withServer(async (server) => {
+    const { Agent } = await import("node:https");
+    const body = await new Promise((resolve, reject) => {
+      import("node:https").then(({ get }) =>
+        get(server.base + "/healthz", { ca: certs.ca, agent: new Agent({ ca: certs.ca }) }, (res) => {
+          let b = "";
+          res.on("data", (d) => (b += d));
+          res.on("end", () => resolve({ status: res.statusCode, body: b }));
+        }).on("error", reject),
+      );
+    });
+    assert.deepEqual(body, { status: 200, body: "ok" });
+  });
+  const open = await startServer({ env: agentEnv({ fake }), args: ["--no-auth"] });
+  try {
+    assert.match(open.url, /^ws:\/\//);
+    const res = await fetch(open.base + "/healthz");
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "ok");
+    const c = await connect(open.url);
+    assert.equal((await c.request(1, "initialize", INIT)).result.protocolVersion, 1);
+    await c.close();
+  } finally {
+    await open.stop();
+  }
+});
+
+test("fail closed: non-loopback without TLS and token, or loopback without token, refuses to start", async () => {
+  const env = agentEnv({ fake });
+  const cases = [
+    [["--listen", "0.0.0.0:0"], /refusing to serve 0\.0\.0\.0:0 without TLS and a token/],
+    [["--listen", "0.0.0.0:0", "--token-file", tokenPath], /without TLS and a token/],
+    [["--listen", "0.0.0.0:0", "--tls-cert", certs.cert, "--tls-key", certs.key], /without TLS and a token/],
+    [["--listen", "0.0.0.0:0", "--no-auth", "--tls-cert", certs.cert, "--tls-key", certs.key], /--no-auth is loopback-only/],
+    [["--listen", "127.0.0.1:0"], /without a token: give --token-file .* or pass --no-auth/],
+  ];
+  for (const [args, pattern] of cases) {
+    const { code, stderr } = await refusedServer({ env, args });
+    assert.notEqual(code, 0, `${args.join(" ")} must not start`);
+    assert.match(stderr, pattern);
+    assert.doesNotMatch(stderr, /listening on/);
+  }
+});
+
+test("limits: connection cap → 503, sessions per connection, oversize message, idle timeout", () =>
+  withServer(
+    async (server) => {
+      const a = await connect(server.url, { headers: bearer, ca: certs.ca });
+      const b = await connect(server.url, { headers: bearer, ca: certs.ca });
+      const third = await connect(server.url, { headers: bearer, ca: certs.ca });
+      assert.equal(third.status, 503);
+      await a.request(1, "initialize", INIT);
+      assert.ok((await a.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId);
+      const over = await a.request(3, "session/new", { cwd: tmpdir(), mcpServers: [] });
+      assert.equal(over.error.code, -32003);
+      assert.match(over.error.message, /session\/new: .*limit/);
+      // Oversize: the connection is closed with 1009, the server lives on.
+      a.ws.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "initialize", params: { pad: "x".repeat(5000) } }));
+      assert.equal((await a.closed).code, 1009);
+      // Idle: b sends nothing and is closed after --idle-timeout.
+      const t0 = performance.now();
+      const closed = await b.closed;
+      assert.equal(closed.code, 1000);
+      assert.equal(closed.reason, "idle timeout");
+      assert.ok(performance.now() - t0 < 4000);
+      // Slots are free again.
+      const again = await connect(server.url, { headers: bearer, ca: certs.ca });
+      assert.equal((await again.request(1, "initialize", INIT)).result.protocolVersion, 1);
+      await again.close();
+      for (const c of [a, b, again]) assert.deepEqual(c.violations, []);
+    },
+    { args: ["--max-connections", "2", "--max-sessions-per-connection", "1", "--max-message-bytes", "4096", "--idle-timeout", "2"] },
+  ));
+
+test("SIGTERM mid-turn: the turn is answered and stored as cancelled, the server exits 0", async () => {
+  const env = agentEnv({ fake });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-serve-term-"));
+  fake.script("WS-SLOW", { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
+  const args = ["--tls-cert", certs.cert, "--tls-key", certs.key, "--token-file", tokenPath];
+  const server = await startServer({ env, args });
+  const c = await connect(server.url, { headers: bearer, ca: certs.ca });
+  await c.request(1, "initialize", INIT);
+  const sessionId = (await c.request(2, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+  c.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: text("WS-SLOW") } });
+  await c.waitFor((f) => f.method === "session/update" && f.params.update.sessionUpdate === "agent_message_chunk");
+  const t0 = performance.now();
+  server.child.kill("SIGTERM");
+  const { code } = await server.exited;
+  assert.equal(code, 0, server.stderr);
+  assert.ok(performance.now() - t0 < 4000);
+  const response = c.frames.find((f) => f.id === 3);
+  assert.equal(response?.result?.stopReason, "cancelled", "the running turn was answered as cancelled");
+  assert.equal((await c.closed).code, 1001);
+  assert.deepEqual(c.violations, []);
+
+  // Stored as cancelled (not "interrupted"): a second reader of the store says so, and a new
+  // server loads the session with what was streamed.
+  const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  const rows = execFileSync(
+    "python3",
+    ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('select status, stop_reason from turns').fetchall()))", db],
+    { encoding: "utf8" },
+  );
+  assert.deepEqual(JSON.parse(rows), [["finished", "cancelled"]]);
+  const again = await startServer({ env, args });
+  try {
+    const d = await connect(again.url, { headers: bearer, ca: certs.ca });
+    await d.request(1, "initialize", INIT);
+    const loaded = await d.request(2, "session/load", { sessionId, cwd, mcpServers: [] });
+    assert.ok(loaded.result, JSON.stringify(loaded));
+    const replayed = textOf(d.updates(sessionId), "agent_message_chunk");
+    assert.match(replayed, /^\.+$/, "the partial answer was kept");
+    assert.equal(textOf(d.updates(sessionId), "user_message_chunk"), "WS-SLOW");
+    await d.close();
+    assert.deepEqual(d.violations, []);
+  } finally {
+    await again.stop();
+  }
+});
+
+test("bridge: the official SDK drives `corvid acp --connect wss://…` for one turn", () =>
+  withServer(async (server) => {
+    fake.script("BRIDGE-1", { chunks: [{ content: "Relayed " }, { content: "answer." }] });
+    const bridge = spawnAgent({
+      env: agentEnv(),
+      args: ["acp", "--connect", server.url, "--token-file", tokenPath, "--ca-cert", certs.caFile],
+    });
+    const updates = [];
+    const app = acp.client({ name: "bridge-e2e" }).onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params));
+    const conn = app.connect(await bridge.sdkStream(acp.ndJsonStream));
+    try {
+      const init = await conn.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: "bridge-e2e", version: "1.0.0" },
+      });
+      assert.equal(init.protocolVersion, 1);
+      assert.equal(init.agentInfo.name, "corvid");
+      const s = await conn.agent.request(acp.methods.agent.session.new, { cwd: tmpdir(), mcpServers: [] });
+      const res = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId: s.sessionId, prompt: text("BRIDGE-1 hi") });
+      assert.equal(res.stopReason, "end_turn");
+      assert.equal(textOf(bridge.updates(s.sessionId), "agent_message_chunk"), "Relayed answer.");
+      assert.ok(updates.length > 0, "the SDK saw the updates");
+    } finally {
+      conn.close();
+      await bridge.stop();
+    }
+    assert.equal((await bridge.exited).code, 0, bridge.stderr);
+    assert.deepEqual(bridge.violations, [], "only valid ACP frames on the bridge's stdout");
+  }));
+
+test("bridge: connect failures say why on stderr and exit non-zero", async () => {
+  await withServer(async (server) => {
+    const cases = [
+      [["--token-file", tokenFile("wrong")], /HTTP 401/],
+      [[], /HTTP 401/],
+      [["--token-file", tokenPath], /TLS handshake failed|certificate/i], // no --ca-cert: untrusted
+    ];
+    for (const [extra, pattern] of cases) {
+      const args = ["acp", "--connect", server.url, ...extra];
+      if (extra.length && !pattern.source.includes("TLS")) args.push("--ca-cert", certs.caFile);
+      if (!extra.length) args.push("--ca-cert", certs.caFile);
+      const b = spawnAgent({ env: agentEnv(), args });
+      const { code } = await b.exited;
+      assert.notEqual(code, 0);
+      assert.match(b.stderr, pattern);
+      assert.equal(b.frames.length, 0);
+      assert.deepEqual(b.violations, []);
+    }
+  });
+  const closed = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", "ws://127.0.0.1:9/acp"] });
+  assert.notEqual((await closed.exited).code, 0);
+  assert.match(closed.stderr, /cannot connect to ws:\/\/127\.0\.0\.1:9\/acp/);
+  const plain = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", "ws://example.com/acp"] });
+  assert.notEqual((await plain.exited).code, 0);
+  assert.match(plain.stderr, /refusing ws:\/\/ to example\.com/);
+});
+
+const AGENTS = `
+[acp]
+default_agent = "main"
+
+[agents.main]
+model = "fake-model"
+system_prompt = "You are MAIN."
+
+[agents.second]
+model = "fake-model-2"
+system_prompt = "You are SECOND."
+default_mode = "read-only"
+tools = ["read_file"]
+
+[agents.off]
+model = "fake-model"
+enabled = false
+`;
+
+/** A plain loopback server (no auth) over `config`. */
+async function aliasServer(env) {
+  return startServer({ env, args: ["--no-auth"] });
+}
+
+const systemOf = (req) => req.body.messages[0].content;
+const modelOf = (res) => res.result.configOptions.find((o) => o.id === "model").currentValue;
+
+test("agent aliases: request field (all spellings, _meta), ?agent= default, [acp] default_agent; unknown and disabled", async () => {
+  const env = agentEnv({ fake, config: AGENTS });
+  const server = await aliasServer(env);
+  try {
+    const c = await connect(server.url);
+    await c.request(1, "initialize", INIT);
+    const newSession = (id, extra = {}) => c.request(id, "session/new", { cwd: tmpdir(), mcpServers: [], ...extra });
+
+    const plain = await newSession(2);
+    assert.equal(modelOf(plain), "fake-model", "[acp] default_agent = main");
+    await c.request(3, "session/prompt", { sessionId: plain.result.sessionId, prompt: text("hello main") });
+    assert.match(systemOf(fake.requests.at(-1)), /You are MAIN\.$/);
+
+    for (const [i, extra] of [{ agentAlias: "second" }, { agent_alias: "second" }, { agent: "second" }, { _meta: { agentAlias: "second" } }].entries()) {
+      const s = await newSession(10 + i, extra);
+      assert.ok(s.result, `${JSON.stringify(extra)}: ${JSON.stringify(s.error)}`);
+      assert.equal(modelOf(s), "fake-model-2", JSON.stringify(extra));
+      assert.equal(s.result.modes.currentModeId, "read-only", "the alias's default_mode");
+    }
+    const second = await newSession(20, { agentAlias: "second" });
+    await c.request(21, "session/prompt", { sessionId: second.result.sessionId, prompt: text("hello second") });
+    const req = fake.requests.at(-1);
+    assert.equal(req.body.model, "fake-model-2");
+    assert.match(systemOf(req), /You are SECOND\.$/);
+    assert.deepEqual(req.body.tools.map((t) => t.function.name), ["read_file"], "only the alias's tools");
+
+    const unknown = await newSession(30, { agentAlias: "nope" });
+    assert.equal(unknown.error.code, -32602);
+    assert.match(unknown.error.message, /^session\/new: agentAlias: agent alias `nope` is not a configured agent/);
+    const disabled = await newSession(31, { agent: "off" });
+    assert.equal(disabled.error.code, -32602);
+    assert.match(disabled.error.message, /^session\/new: agent: agent alias `off` is disabled \(enabled: main, second\)/);
+    const badType = await newSession(32, { agentAlias: 7 });
+    assert.equal(badType.error.code, -32602);
+    await c.close();
+    assert.deepEqual(c.violations, []);
+
+    // The connection's ?agent= beats [acp] default_agent; the request's field beats both.
+    const d = await connect(server.url + "?agent=second");
+    await d.request(1, "initialize", INIT);
+    assert.equal(modelOf(await d.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] })), "fake-model-2");
+    assert.equal(modelOf(await d.request(3, "session/new", { cwd: tmpdir(), mcpServers: [], agentAlias: "main" })), "fake-model");
+    await d.close();
+    assert.deepEqual(d.violations, []);
+    for (const bad of ["nope", "off"]) {
+      const refused = await connect(server.url + `?agent=${bad}`);
+      assert.equal(refused.status, 400, `?agent=${bad}`);
+      assert.match(refused.body, new RegExp(`agent: \`${bad}\` is not an enabled agent alias`));
+    }
+  } finally {
+    await server.stop();
+  }
+  assert.equal((await server.exited).code, 0);
+});
+
+test("agent aliases: the sole configured agent is the default; load reuses the stored alias while it is enabled", async () => {
+  const solo = await aliasServer(agentEnv({ fake, config: `[agents.solo]\nmodel = "fake-model-2"\n` }));
+  try {
+    const c = await connect(solo.url);
+    await c.request(1, "initialize", INIT);
+    assert.equal(modelOf(await c.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] })), "fake-model-2");
+    await c.close();
+  } finally {
+    await solo.stop();
+  }
+
+  const env = agentEnv({ fake, config: AGENTS });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-alias-"));
+  let sessionId;
+  let server = await aliasServer(env);
+  try {
+    const c = await connect(server.url);
+    await c.request(1, "initialize", INIT);
+    sessionId = (await c.request(2, "session/new", { cwd, mcpServers: [], agentAlias: "second" })).result.sessionId;
+    await c.close();
+  } finally {
+    await server.stop();
+  }
+  const load = async (url) => {
+    const c = await connect(url);
+    await c.request(1, "initialize", INIT);
+    const r = await c.request(2, "session/load", { sessionId, cwd, mcpServers: [] });
+    await c.close();
+    assert.deepEqual(c.violations, []);
+    return r;
+  };
+  server = await aliasServer(env);
+  try {
+    // Stored alias wins over the connection's default while it is enabled.
+    assert.equal(modelOf(await load(server.url + "?agent=main")), "fake-model-2");
+  } finally {
+    await server.stop();
+  }
+  // Disabled now: load falls back like session/new ([acp] default_agent = main).
+  const { writeFileSync, readFileSync } = await import("node:fs");
+  writeFileSync(env.CORVID_CONFIG, readFileSync(env.CORVID_CONFIG, "utf8").replace('tools = ["read_file"]', 'tools = ["read_file"]\nenabled = false'));
+  server = await aliasServer(env);
+  try {
+    assert.equal(modelOf(await load(server.url)), "fake-model");
+  } finally {
+    await server.stop();
+  }
+});
+
+test("bridge --agent picks the connection's alias; an unknown one fails the connect", async () => {
+  const server = await aliasServer(agentEnv({ fake, config: AGENTS }));
+  try {
+    const b = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", server.url, "--agent", "second"] });
+    await b.request(1, "initialize", INIT);
+    const s = await b.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    assert.equal(modelOf(s), "fake-model-2");
+    await b.stop();
+    assert.equal((await b.exited).code, 0, b.stderr);
+    assert.deepEqual(b.violations, []);
+    const bad = spawnAgent({ env: agentEnv(), args: ["acp", "--connect", server.url, "--agent", "nope"] });
+    assert.notEqual((await bad.exited).code, 0);
+    assert.match(bad.stderr, /HTTP 400/);
+  } finally {
+    await server.stop();
+  }
+});
