@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
-import { agentEnv, spawnAgent, textOf } from "../support/agent.mjs";
+import { agentEnv, spawnAgent, textOf, withInitializedAgent } from "../support/agent.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
@@ -23,16 +23,7 @@ function anthropicEnv({ model = MODELS[0], extra = {}, config = "" } = {}) {
   });
 }
 
-async function withAgent(env, fn) {
-  const agent = spawnAgent({ env });
-  try {
-    await agent.request(0, "initialize", { protocolVersion: 1, clientCapabilities: {} });
-    await fn(agent);
-    assert.deepEqual(agent.violations, [], "every frame is valid ACP");
-  } finally {
-    await agent.stop();
-  }
-}
+const withAgent = withInitializedAgent;
 
 async function newSession(agent, cwd = tmpdir(), id = 1) {
   const s = await agent.request(id, "session/new", { cwd, mcpServers: [] });

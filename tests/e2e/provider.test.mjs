@@ -3,22 +3,13 @@ import assert from "node:assert/strict";
 import { tmpdir } from "node:os";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
-import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { agentEnv, spawnAgent, withInitializedAgent } from "../support/agent.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
 after(async () => fake.close());
 
-async function withAgent(env, fn) {
-  const agent = spawnAgent({ env });
-  try {
-    await agent.request(0, "initialize", { protocolVersion: 1, clientCapabilities: {} });
-    await fn(agent);
-    assert.deepEqual(agent.violations, [], "every frame is valid ACP");
-  } finally {
-    await agent.stop();
-  }
-}
+const withAgent = withInitializedAgent;
 
 async function promptOnce(agent, text, id = 2) {
   const s = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });

@@ -1,6 +1,7 @@
 // Spawns the real `corvid acp` binary, taps both directions of its stdio, and validates
 // every frame it emits. Tests drive it either with raw lines or with the official SDKs
 // through `sdkStream()`.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,24 +113,7 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
     },
     /** Resolves with the first frame (seen or future) that matches, or rejects after `ms`. */
     waitFor(pred, ms = 5000, what = "frame") {
-      return new Promise((resolveWait, reject) => {
-        const w = {
-          check() {
-            const f = frames.find(pred);
-            if (f) {
-              waiters.delete(w);
-              clearTimeout(w.timer);
-              resolveWait(f);
-            }
-          },
-        };
-        w.timer = setTimeout(() => {
-          waiters.delete(w);
-          reject(new Error(`timed out waiting for ${what}; stderr:\n${stderr.slice(-2000)}`));
-        }, ms);
-        waiters.add(w);
-        w.check();
-      });
+      return waitForFrame(frames, waiters, pred, ms, () => `${what}; stderr:\n${stderr.slice(-2000)}`);
     },
     /** Resolves once stderr matches `pattern` (logs arrive asynchronously). */
     async waitForStderr(pattern, ms = 5000) {
@@ -169,6 +153,44 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
     },
   };
   return agent;
+}
+
+/**
+ * Resolves with the first frame in `frames` (seen or future) matching `pred`, or rejects
+ * after `ms` with `describe()`. The frame reader calls `check()` on every entry of `waiters`
+ * when a frame arrives.
+ */
+export function waitForFrame(frames, waiters, pred, ms, describe) {
+  return new Promise((resolve, reject) => {
+    const w = {
+      check() {
+        const f = frames.find(pred);
+        if (f) {
+          waiters.delete(w);
+          clearTimeout(w.timer);
+          resolve(f);
+        }
+      },
+    };
+    w.timer = setTimeout(() => {
+      waiters.delete(w);
+      reject(new Error(`timed out waiting for ${describe()}`));
+    }, ms);
+    waiters.add(w);
+    w.check();
+  });
+}
+
+/** Spawns an agent, initializes it, runs `fn(agent)`, checks every frame, stops it. */
+export async function withInitializedAgent(env, fn) {
+  const agent = spawnAgent({ env });
+  try {
+    await agent.request(0, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+    await fn(agent);
+    assert.deepEqual(agent.violations, [], "every frame is valid ACP");
+  } finally {
+    await agent.stop();
+  }
 }
 
 /** The text of all chunks of one kind, in order. */

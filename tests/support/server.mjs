@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { corvidBin } from "./agent.mjs";
+import { corvidBin, waitForFrame } from "./agent.mjs";
 import { validateAgentFrame } from "./schema.mjs";
 
 /**
@@ -120,24 +120,7 @@ function wsClient(ws) {
       ws.send(JSON.stringify(obj));
     },
     waitFor(pred, ms = 5000, what = "frame") {
-      return new Promise((resolve, reject) => {
-        const w = {
-          check() {
-            const f = frames.find(pred);
-            if (f) {
-              waiters.delete(w);
-              clearTimeout(w.timer);
-              resolve(f);
-            }
-          },
-        };
-        w.timer = setTimeout(() => {
-          waiters.delete(w);
-          reject(new Error(`timed out waiting for ${what}`));
-        }, ms);
-        waiters.add(w);
-        w.check();
-      });
+      return waitForFrame(frames, waiters, pred, ms, () => what);
     },
     async request(id, method, params, ms = 5000) {
       client.send({ jsonrpc: "2.0", id, method, params });
