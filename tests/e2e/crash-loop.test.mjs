@@ -76,6 +76,8 @@ test(`crash loop: ${ITERATIONS} × kill -9 mid-turn, nothing received is lost, n
   for (let i = 0; i < ITERATIONS; i++) {
     const where = `iteration ${i} (seed ${SEED})`;
     const agent = spawnAgent({ env, cwd: root });
+    // An answer to a permission request may still be on its way when the kill lands.
+    agent.child.stdin.on("error", (e) => assert.equal(e.code, "EPIPE"));
     let scanned = 0;
     const answer = setInterval(() => {
       for (; scanned < agent.frames.length; scanned++) {
@@ -118,6 +120,7 @@ test(`crash loop: ${ITERATIONS} × kill -9 mid-turn, nothing received is lost, n
       } else {
         await new Promise((r) => setTimeout(r, Math.floor(random() * 300)));
       }
+      clearInterval(answer);
       agent.child.kill("SIGKILL");
       await agent.exited;
       counts.kills++;
