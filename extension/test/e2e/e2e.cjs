@@ -8,8 +8,9 @@
 // reaching the agent (plan checklist, terminal output, an edit of an existing file left
 // unsaved), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Show Logs, a broken
-// `corvid.agent.command` shown as an error notification, and `corvid acp` ($CORVID_BIN) over
-// stdio running a turn. code-server and all its children are killed by PID at exit.
+// `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
+// stdio running a turn, and a missing addon shown as an error notification. code-server and
+// all its children are killed by PID at exit.
 const { spawn, spawnSync, execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const net = require("node:net");
@@ -358,7 +359,7 @@ async function main() {
         await agentCommandInput.waitFor({ timeout: 20000 });
       }
       await agentCommandInput.fill(value);
-      await settingsSeen(value);
+      await settingsSeen(value || "built-in core");
     };
     await setAgentCommand("/nonexistent/corvid-agent acp");
     await palette("Corvid: New Chat", { click: false });
@@ -387,6 +388,18 @@ async function main() {
     });
     if (!cmdlines.some((c) => c.startsWith(`${CORVID_BIN} acp`))) throw new Error(`no \`corvid acp\` process under code-server: ${cmdlines.join(" | ")}`);
     say("corvid.agent.command: a turn through `corvid acp` over stdio");
+
+    // 17. A VSIX whose addon does not load (here: removed) and no agent command: after a
+    // window reload (a new extension host), the start failure is an error notification that
+    // says what to do.
+    for (const f of fs.readdirSync(path.join(ext, installed[0], "dist"))) if (f.endsWith(".node")) fs.rmSync(path.join(ext, installed[0], "dist", f));
+    await setAgentCommand("");
+    await page.reload({ waitUntil: "domcontentloaded" }); // a new window: a new extension host
+    await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+    const addonToast = page.locator(".notifications-toasts .notification-toast", { hasText: "built-in Corvid core could not be loaded" }).first();
+    await addonToast.waitFor({ timeout: 60000 });
+    if (!(await addonToast.innerText()).includes("corvid.agent.command")) throw new Error(`the error does not say what to do: ${await addonToast.innerText()}`);
+    say("a missing addon: error notification shown");
   } catch (e) {
     try {
       await ctx.pages()[0].screenshot({ path: SHOT.replace(/\.png$/, "-failure.png") });
