@@ -62,6 +62,10 @@ class OldTexts implements vscode.TextDocumentContentProvider {
 class Chat implements vscode.WebviewViewProvider {
   readonly oldTexts = new OldTexts();
   private view?: vscode.WebviewView;
+  /** The webview's script has started (it posts "ready"); messages before that are lost. */
+  private viewReady = false;
+  /** A history list asked for before the webview was ready; sent on "ready". */
+  private pendingHistory: unknown = null;
   private client: AcpClient | null = null;
   private transport: Transport | null = null;
   private starting: Promise<AcpClient> | null = null;
@@ -84,6 +88,7 @@ class Chat implements vscode.WebviewViewProvider {
   // ---- webview ------------------------------------------------------------------------
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    this.viewReady = false;
     const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
     const dist = vscode.Uri.joinPath(this.context.extensionUri, "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
@@ -112,7 +117,10 @@ class Chat implements vscode.WebviewViewProvider {
   private async onMessage(m: any): Promise<void> {
     switch (m.type) {
       case "ready":
+        this.viewReady = true;
         this.post(true);
+        if (this.pendingHistory) void this.view?.webview.postMessage(this.pendingHistory);
+        this.pendingHistory = null;
         break;
       case "prompt":
         await this.prompt(String(m.text ?? ""));
@@ -403,11 +411,13 @@ class Chat implements vscode.WebviewViewProvider {
       return;
     }
     const { sessions } = await client.listSessions(this.cwd());
-    void this.view?.webview.postMessage({
+    const message = {
       type: "sessions",
       current: this.state.sessionId,
       sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title || s.sessionId, updatedAt: s.updatedAt ?? null })),
-    });
+    };
+    if (this.view && this.viewReady) void this.view.webview.postMessage(message);
+    else this.pendingHistory = message;
   }
 
   /** session/load: the agent replays the conversation as updates, drawn like a live turn. */
