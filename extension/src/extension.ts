@@ -428,7 +428,15 @@ class Chat implements vscode.WebviewViewProvider {
     this.state.sessionId = sessionId;
     this.setAgentState("loading");
     this.post(true);
-    const res = await client.loadSession(sessionId, this.cwd());
+    let res: Awaited<ReturnType<AcpClient["loadSession"]>>;
+    try {
+      res = await client.loadSession(sessionId, this.cwd());
+    } catch (e) {
+      // Not loaded: carry on in a fresh session rather than one the agent does not know.
+      await this.openSession(client);
+      this.setAgentState("ready");
+      throw e;
+    }
     this.state.config = configSelects((res as any).configOptions);
     log.info(`loaded session ${sessionId}`);
     this.setAgentState("ready");
@@ -466,7 +474,7 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
     edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not apply the edit to ${path}`);
   } else {
-    // workspace.fs creates missing parent folders.
+    // VS Code's file service creates missing parent folders (the e2e test writes notes/todo.md).
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(content));
   }
   // Show the file (a preview tab, focus stays in the chat).

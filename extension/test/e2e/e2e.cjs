@@ -243,6 +243,7 @@ async function main() {
       steps: [
         { toolCalls: [plan("in_progress", "pending", "pending")] },
         { toolCalls: [{ name: "edit_file", arguments: { path: "hello.txt", old_text: "Hello from", new_text: "Hello again from" } }] },
+        { toolCalls: [{ name: "write_file", arguments: { path: "notes/todo.md", content: "- [x] edit hello.txt\n" } }] },
         { toolCalls: [plan("completed", "in_progress", "pending")] },
         { toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-terminal-ok" } }] },
         { toolCalls: [plan("completed", "completed", "in_progress")] },
@@ -262,6 +263,8 @@ async function main() {
     await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 10000 });
     if ((await view.locator(".permission").count()) !== permissionsBefore + 1) throw new Error("the edit asked for permission in auto-edit mode");
     const richModels = fake.requests.slice(requestsBefore).filter((q) => q.api === "openai").map((q) => q.body.model);
+    const todo = path.join(work, "notes/todo.md");
+    if (!fs.existsSync(todo) || fs.readFileSync(todo, "utf8") !== "- [x] edit hello.txt\n") throw new Error("notes/todo.md (in a new folder) is not on disk");
     if (richModels.length < 6 || richModels.some((m) => m !== "fake-model-2")) throw new Error(`the model picker did not reach the model: ${richModels}`);
     const planItems = await view.locator(".plan li").allInnerTexts();
     if (planItems.length !== 3 || !planItems[0].includes("Edit hello.txt")) throw new Error(`plan not rendered: ${planItems}`);
@@ -271,12 +274,12 @@ async function main() {
     await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
     if (read() !== "Hello from Corvid in VS Code\n") throw new Error("the edit of an existing file should not be saved yet");
     say("mode + model pickers reached the agent; plan, terminal output and the unsaved edit rendered");
+    await page.locator(".tab", { hasText: /^hello\.txt/ }).last().click(); // the edited file, for the picture
     fs.mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.waitForTimeout(500);
     await page.screenshot({ path: SHOT });
     say(`screenshot ${SHOT}`);
     // ... which Undo takes back and Redo re-applies, in the editor.
-    await page.locator(".tab", { hasText: /^hello\.txt/ }).last().click();
     const editorText = page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").last();
     await editorText.filter({ hasText: "Hello again from Corvid" }).waitFor({ timeout: 10000 });
     await editorText.click();
