@@ -310,7 +310,18 @@ async function main() {
     const keyed = fake.requests.filter((q) => q.api === "openai").at(-1);
     if (keyed.headers.authorization !== `Bearer ${KEY}`) throw new Error(`the model got authorization ${keyed.headers.authorization}`);
     if (fs.readFileSync(settingsFile, "utf8").includes(KEY)) throw new Error("the API key was written to settings.json");
-    say("Set API Key: the model got the key; settings.json does not have it");
+    // Nor in any other file of the user data folder (settings, workspace state) in clear text.
+    const holding = [];
+    const scan = (dir) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const f = path.join(dir, e.name);
+        if (e.isDirectory()) scan(f);
+        else if (e.isFile() && fs.statSync(f).size < 50e6 && fs.readFileSync(f).includes(KEY)) holding.push(f);
+      }
+    };
+    scan(data);
+    if (holding.length) throw new Error(`the API key is in clear text in ${holding}`);
+    say("Set API Key: the model got the key; no file of the user data folder has it");
 
     // 12. History: the view's "Open Past Chat" action lists this folder's sessions in the
     // webview; picking the first one loads it (session/load) and its replay renders like
