@@ -30,7 +30,10 @@ fi
 step "code-server + chromium (cached)"
 cs=$(bash scripts/vscode-setup.sh | tail -n 1)
 
-step "end to end in code-server (install VSIX, prompt turn, permission, diff, stop)"
+step "end to end in code-server (turns, permissions, diff, stop, pickers, API key, history, logs, agent command, missing addon)"
 shot="${CORVID_VSCODE_SHOT:-$root/extension/out/vscode-chat.png}"
+# The stdio-agent check runs the real binary (scripts/test.sh exports CORVID_BIN).
+export CORVID_BIN="${CORVID_BIN:-${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/corvid/target}/release/corvid}"
+[ -x "$CORVID_BIN" ] || { echo "corvid binary not found at $CORVID_BIN (build it, or set CORVID_BIN)"; exit 1; }
 (cd extension && node test/e2e/e2e.cjs "$cs" "$root/extension/dist-vsix/corvid-vscode-linux-x64.vsix" "$shot")
 step "done"

@@ -11,6 +11,8 @@ const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
 
 let log: vscode.LogOutputChannel;
+/** Errors already shown to the user (by `Chat.fail`), so callers up the stack do not repeat them. */
+const reported = new WeakSet<object>();
 
 export function activate(context: vscode.ExtensionContext): void {
   log = vscode.window.createOutputChannel("Corvid", { log: true });
@@ -20,14 +22,16 @@ export function activate(context: vscode.ExtensionContext): void {
     context.subscriptions.push(
       vscode.window.registerWebviewViewProvider("corvid.chat", chat, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(OLD_SCHEME, chat.oldTexts),
-      vscode.commands.registerCommand("corvid.newChat", () => chat.newChat()),
-      vscode.commands.registerCommand("corvid.askAboutFile", () => chat.askAboutEditor(false)),
-      vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.askAboutEditor(true)),
+      vscode.commands.registerCommand("corvid.newChat", () => chat.guard("New Chat", () => chat.newChat())),
+      vscode.commands.registerCommand("corvid.askAboutFile", () => chat.guard("Ask About This File", () => chat.askAboutEditor(false))),
+      vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.guard("Ask About Selection", () => chat.askAboutEditor(true))),
       vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
-      vscode.commands.registerCommand("corvid.setApiKey", () => chat.setApiKey()),
-      vscode.commands.registerCommand("corvid.history", () => chat.history()),
+      vscode.commands.registerCommand("corvid.setApiKey", () => chat.guard("Set API Key", () => chat.setApiKey())),
+      vscode.commands.registerCommand("corvid.history", () => chat.guard("Open Past Chat", () => chat.history())),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("corvid")) chat.restartLater("settings changed");
+        if (!e.affectsConfiguration("corvid")) return;
+        const command = vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
+        chat.restartLater(`settings changed (agent: ${command || "built-in core"})`);
       }),
       { dispose: () => void chat.shutdown() },
     );
@@ -58,6 +62,10 @@ class OldTexts implements vscode.TextDocumentContentProvider {
 class Chat implements vscode.WebviewViewProvider {
   readonly oldTexts = new OldTexts();
   private view?: vscode.WebviewView;
+  /** The webview's script has started (it posts "ready"); messages before that are lost. */
+  private viewReady = false;
+  /** A history list asked for before the webview was ready; sent on "ready". */
+  private pendingHistory: unknown = null;
   private client: AcpClient | null = null;
   private transport: Transport | null = null;
   private starting: Promise<AcpClient> | null = null;
@@ -80,6 +88,7 @@ class Chat implements vscode.WebviewViewProvider {
   // ---- webview ------------------------------------------------------------------------
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    this.viewReady = false;
     const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
     const dist = vscode.Uri.joinPath(this.context.extensionUri, "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
@@ -90,7 +99,7 @@ class Chat implements vscode.WebviewViewProvider {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${view.webview.cspSource} https: data:; style-src ${view.webview.cspSource}; script-src 'nonce-${nonce}';">
 <link rel="stylesheet" href="${css}"></head><body>
 <div id="app"></div><script nonce="${nonce}" src="${js}"></script></body></html>`;
-    view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => this.fail("webview action", e)));
+    view.webview.onDidReceiveMessage((m) => this.onMessage(m).catch((e) => this.fail(String(m?.type ?? "webview action"), e)));
     void this.ensureClient().catch(() => {});
   }
 
@@ -108,7 +117,10 @@ class Chat implements vscode.WebviewViewProvider {
   private async onMessage(m: any): Promise<void> {
     switch (m.type) {
       case "ready":
+        this.viewReady = true;
         this.post(true);
+        if (this.pendingHistory) void this.view?.webview.postMessage(this.pendingHistory);
+        this.pendingHistory = null;
         break;
       case "prompt":
         await this.prompt(String(m.text ?? ""));
@@ -137,6 +149,12 @@ class Chat implements vscode.WebviewViewProvider {
         break;
       case "openFile":
         await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
+        break;
+      case "history":
+        await this.history();
+        break;
+      case "loadSession":
+        await this.loadSession(String(m.sessionId));
         break;
     }
   }
@@ -223,13 +241,16 @@ class Chat implements vscode.WebviewViewProvider {
       }
       log.info(`starting agent: ${this.transport.describe}`);
       const client = new AcpClient(this.transport.stream, this.host());
-      const init = await withTimeout(client.initialize(), 30000, "initialize");
+      const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
       this.client = client;
       await this.openSession(client);
       this.setAgentState("ready");
       return client;
     } catch (e) {
+      const t = this.transport;
+      this.transport = null;
+      void t?.close().catch(() => {});
       this.setAgentState("error");
       this.fail("starting the agent", e);
       throw e;
@@ -259,7 +280,20 @@ class Chat implements vscode.WebviewViewProvider {
     await t?.close().catch(() => {});
   }
 
+  /** Runs a command; a failure is shown once (with Show Logs), never swallowed. */
+  async guard(what: string, action: () => Promise<void>): Promise<void> {
+    try {
+      await action();
+    } catch (e) {
+      this.fail(what, e);
+    }
+  }
+
   private fail(what: string, e: unknown): void {
+    if (typeof e === "object" && e !== null) {
+      if (reported.has(e)) return;
+      reported.add(e);
+    }
     const msg = e instanceof Error ? e.message : typeof e === "object" ? JSON.stringify(e) : String(e);
     log.error(`${what}: ${msg}`);
     void vscode.window.showErrorMessage(`Corvid: ${what} failed: ${msg}`, "Show Logs").then((b) => b && log.show());
@@ -368,24 +402,43 @@ class Chat implements vscode.WebviewViewProvider {
     void vscode.window.showInformationMessage(key ? "Corvid: API key saved." : "Corvid: API key removed.");
   }
 
+  /** Shows this folder's past sessions as a list in the chat view; picking one loads it. */
   async history(): Promise<void> {
+    this.reveal();
     const client = await this.ensureClient();
     if (!client.init?.agentCapabilities?.loadSession) {
       void vscode.window.showInformationMessage("This agent cannot load past sessions.");
       return;
     }
     const { sessions } = await client.listSessions(this.cwd());
-    const pick = await vscode.window.showQuickPick(
-      sessions.map((s) => ({ label: s.title || s.sessionId, description: s.updatedAt ?? "", id: s.sessionId })),
-      { title: "Corvid: open a past chat in this folder" },
-    );
-    if (!pick) return;
+    const message = {
+      type: "sessions",
+      current: this.state.sessionId,
+      sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title || s.sessionId, updatedAt: s.updatedAt ?? null })),
+    };
+    if (this.view && this.viewReady) void this.view.webview.postMessage(message);
+    else this.pendingHistory = message;
+  }
+
+  /** session/load: the agent replays the conversation as updates, drawn like a live turn. */
+  async loadSession(sessionId: string): Promise<void> {
+    const client = await this.ensureClient();
     if (this.state.busy) await this.stop();
     this.state = initialState();
-    this.state.sessionId = pick.id;
+    this.state.sessionId = sessionId;
+    this.setAgentState("loading");
     this.post(true);
-    const res = await client.loadSession(pick.id, this.cwd());
+    let res: Awaited<ReturnType<AcpClient["loadSession"]>>;
+    try {
+      res = await client.loadSession(sessionId, this.cwd());
+    } catch (e) {
+      // Not loaded: carry on in a fresh session rather than one the agent does not know.
+      await this.openSession(client);
+      this.setAgentState("ready");
+      throw e;
+    }
     this.state.config = configSelects((res as any).configOptions);
+    log.info(`loaded session ${sessionId}`);
     this.setAgentState("ready");
     this.post(true);
   }
@@ -400,10 +453,14 @@ class Chat implements vscode.WebviewViewProvider {
   }
 }
 
-/** fs/write_text_file: a WorkspaceEdit, so the change is undoable and shows as modified. */
+/**
+ * fs/write_text_file. An existing file changes through a WorkspaceEdit, so the change is
+ * undoable and shows as modified until the user saves. A new file is written to disk (a
+ * WorkspaceEdit would create it empty and hold the content in an unsaved buffer, so tools and
+ * terminals would not see it), then shown.
+ */
 async function writeThroughEditor(path: string, content: string): Promise<void> {
   const uri = vscode.Uri.file(path);
-  const edit = new vscode.WorkspaceEdit();
   let doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
   if (!doc) {
     const exists = await vscode.workspace.fs.stat(uri).then(
@@ -413,13 +470,14 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
     if (exists) doc = await vscode.workspace.openTextDocument(uri);
   }
   if (doc) {
+    const edit = new vscode.WorkspaceEdit();
     edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
+    if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not apply the edit to ${path}`);
   } else {
-    edit.createFile(uri, { ignoreIfExists: true });
-    edit.insert(uri, new vscode.Position(0, 0), content);
+    // VS Code's file service creates missing parent folders (the e2e test writes notes/todo.md).
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(content));
   }
-  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not apply the edit to ${path}`);
-  // Show the modified file (a preview tab, focus stays in the chat).
+  // Show the file (a preview tab, focus stays in the chat).
   void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
 }
 

@@ -17,6 +17,8 @@ export interface AgentSettings {
 export interface Transport {
   stream: Stream;
   describe: string;
+  /** Rejects when the agent can no longer answer (failed to spawn, exited); never resolves. */
+  failed: Promise<never>;
   close(): Promise<void>;
 }
 
@@ -30,10 +32,18 @@ function clean<T extends object>(o: T): Partial<T> {
  * next to the bundle at build time. `dir` is that directory.
  */
 export function addonTransport(settings: AgentSettings, onLog: (line: string) => void): Transport {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createAgent } = require("../../index.js") as typeof import("../../index.js");
+  let createAgent: typeof import("../../index.js").createAgent;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    ({ createAgent } = require("../../index.js") as typeof import("../../index.js"));
+  } catch (e) {
+    // Most likely no .node for this platform in the VSIX: say what to do instead.
+    throw new Error(
+      `the built-in Corvid core could not be loaded (${e instanceof Error ? e.message : String(e)}); set corvid.agent.command to run \`corvid acp\` instead`,
+    );
+  }
   const agent = createAgent({ ...clean(settings), onLog });
-  return { stream: agent as unknown as Stream, describe: "in-process Corvid core", close: () => agent.close() };
+  return { stream: agent as unknown as Stream, describe: "in-process Corvid core", failed: new Promise<never>(() => {}), close: () => agent.close() };
 }
 
 /** Any ACP agent over stdio; the API key goes in the environment, never on the command line. */
@@ -56,6 +66,13 @@ export function stdioTransport(
   // A command line like `corvid acp` is split on whitespace; more args via corvid.agent.args.
   const [cmd, ...rest] = command.trim().split(/\s+/);
   const child = spawn(cmd, [...rest, ...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+  // A command that cannot start (ENOENT, EACCES) or exits early must fail the start at once,
+  // not leave the client waiting for an answer that never comes.
+  const failed = new Promise<never>((_, reject) => {
+    child.once("error", (e) => reject(new Error(`could not run the agent command \`${command}\`: ${e.message}`)));
+    child.once("exit", (code, signal) => reject(new Error(`the agent command \`${command}\` exited (${code ?? signal})`)));
+  });
+  failed.catch(() => {});
   let buf = "";
   child.stderr!.on("data", (d: Buffer) => {
     buf += d.toString("utf8");
@@ -72,10 +89,12 @@ export function stdioTransport(
   return {
     stream,
     child,
+    failed,
     describe: `${path.basename(cmd)} (stdio)`,
     close: async () => {
       child.stdin?.end();
-      if (child.exitCode === null) {
+      // Never started (pid undefined) or already gone: nothing to wait for.
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         const t = setTimeout(() => child.kill("SIGTERM"), 2000);
         await new Promise((r) => child.once("exit", r));
         clearTimeout(t);

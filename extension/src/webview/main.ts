@@ -9,6 +9,7 @@ const vscode = acquireVsCodeApi();
 const app = document.getElementById("app")!;
 app.innerHTML = `
 <div class="toolbar"><span id="pickers"></span><span id="usage" class="usage"></span></div>
+<div id="history" class="history" hidden></div>
 <div id="transcript" class="transcript" aria-live="polite"></div>
 <div id="plan" class="plan"></div>
 <div class="composer">
@@ -24,6 +25,7 @@ const promptBox = document.getElementById("prompt") as HTMLTextAreaElement;
 const stopBtn = document.getElementById("stop") as HTMLButtonElement;
 const sendBtn = document.getElementById("send") as HTMLButtonElement;
 const commandsBox = document.getElementById("commands")!;
+const historyBox = document.getElementById("history")!;
 let state: ViewState | null = null;
 const openThoughts = new Set<number>();
 
@@ -99,6 +101,7 @@ function render(): void {
   stopBtn.style.display = state.busy ? "" : "none";
   sendBtn.disabled = state.busy;
   document.body.dataset.busy = String(state.busy);
+  document.body.dataset.session = state.sessionId ?? "";
   renderCommands();
 }
 
@@ -161,11 +164,39 @@ document.getElementById("pickers")!.addEventListener("change", (e) => {
   const s = e.target as HTMLSelectElement;
   vscode.postMessage({ type: "setConfig", configId: s.dataset.config, value: s.value });
 });
+interface PastSession {
+  sessionId: string;
+  title: string;
+  updatedAt: string | null;
+}
+
+/** The past sessions of this folder (from session/list), newest first as the agent sends them. */
+function renderHistory(sessions: PastSession[], current: string | null): void {
+  const rows = sessions
+    .map(
+      (s) => `<li><button class="session${s.sessionId === current ? " current" : ""}" data-session="${esc(s.sessionId)}" title="${esc(s.sessionId)}">
+        <span class="stitle">${esc(s.title)}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button></li>`,
+    )
+    .join("");
+  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" title="Close">×</button></div>${
+    rows ? `<ul>${rows}</ul>` : `<div class="empty">No past chats in this folder yet.</div>`
+  }`;
+  historyBox.hidden = false;
+}
+historyBox.addEventListener("click", (e) => {
+  const t = e.target as HTMLElement;
+  const pick = t.closest<HTMLElement>("button.session");
+  if (pick) vscode.postMessage({ type: "loadSession", sessionId: pick.dataset.session });
+  if (pick || t.closest("#history-close")) historyBox.hidden = true;
+});
+
 window.addEventListener("message", (e) => {
   const m = e.data;
   if (m.type === "state") {
+    if (state && m.state.sessionId !== state.sessionId) historyBox.hidden = true;
     state = m.state;
     render();
-  } else if (m.type === "focus") promptBox.focus();
+  } else if (m.type === "sessions") renderHistory(m.sessions, m.current);
+  else if (m.type === "focus") promptBox.focus();
 });
 vscode.postMessage({ type: "ready" });

@@ -2,10 +2,15 @@
 // headless Chromium through playwright-core, against the scripted fake model server.
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
 // Checks: install, activation (status bar), a full turn with a write needing permission
-// answered by clicking Allow in the webview, the file written through the editor, Open diff
-// opening a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the
-// selection as an embedded resource, read_file seeing unsaved editor text. code-server and all its children
-// are killed by PID at exit.
+// answered by clicking Allow in the webview, a created file on disk at once, Open diff opening
+// a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
+// as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
+// reaching the agent (plan checklist, terminal output, an edit of an existing file left
+// unsaved), Set API Key reaching the model but not settings.json, the history list loading a
+// past session (replayed like the live turn), New Chat starting fresh, Show Logs, a broken
+// `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
+// stdio running a turn, and a missing addon shown as an error notification. code-server and
+// all its children are killed by PID at exit.
 const { spawn, spawnSync, execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const net = require("node:net");
@@ -15,6 +20,7 @@ const { pathToFileURL } = require("node:url");
 const { chromium } = require("playwright-core");
 
 const [CS, VSIX, SHOT] = process.argv.slice(2);
+const CORVID_BIN = process.env.CORVID_BIN;
 if (!CS || !VSIX || !SHOT) {
   console.error("usage: node e2e.cjs <code-server-dir> <vsix> <screenshot.png>");
   process.exit(2);
@@ -58,9 +64,8 @@ async function main() {
   const data = path.join(W, "data"), ext = path.join(W, "ext"), work = path.join(W, "work");
   for (const d of [path.join(data, "User"), ext, work]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(work, "README.md"), "# demo workspace\n");
-  fs.writeFileSync(
-    path.join(data, "User/settings.json"),
-    JSON.stringify({
+  const settingsFile = path.join(data, "User/settings.json");
+  const baseSettings = {
       "security.workspace.trust.enabled": false,
       "workbench.startupEditor": "none",
       "telemetry.telemetryLevel": "off",
@@ -71,10 +76,11 @@ async function main() {
       "files.autoSave": "off",
       "corvid.baseUrl": `${fake.url.replace(/\/v1\/?$/, "")}/v1`,
       "corvid.model": "fake-model",
-    }),
-  );
+  };
+  fs.writeFileSync(settingsFile, JSON.stringify(baseSettings));
   const config = path.join(W, "corvid.toml");
-  fs.writeFileSync(config, '[discovery]\nollama_url = "http://127.0.0.1:9"\n');
+  // Two models, so the model picker has a choice.
+  fs.writeFileSync(config, '[provider]\nmodels = ["fake-model", "fake-model-2"]\n\n[discovery]\nollama_url = "http://127.0.0.1:9"\n');
   const entry = path.join(CS, "out/node/entry.js");
   const base = ["--user-data-dir", data, "--extensions-dir", ext];
 
@@ -160,28 +166,20 @@ async function main() {
     if (!agentText.includes("<strong>hello.txt</strong>") || agentText.includes("<b>")) throw new Error(`markdown not rendered safely: ${agentText}`);
     await view.locator(".tool.completed").first().waitFor({ timeout: 10000 });
     say("turn finished: end_turn, tool card completed");
-    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: SHOT });
-    say(`screenshot ${SHOT}`);
 
     // 5. Open diff opens VS Code's diff editor.
     await view.locator("button.open-diff").first().click();
     await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 20000 });
     say("diff editor open");
 
-    // 6. The write went through the editor: an unsaved, undoable edit (the tab shows it
-    // modified; the disk has only the empty new file) until the user saves.
+    // 6. A file the agent creates is on disk with its content at once (not an empty file
+    // plus an unsaved buffer), and its tab is not left modified.
     const hello = path.join(work, "hello.txt");
     const read = () => (fs.existsSync(hello) ? fs.readFileSync(hello, "utf8") : null);
-    await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
-    if (read() === "Hello from Corvid in VS Code\n") throw new Error("the edit should not be saved yet");
-    await palette("File: Save All Files");
-    for (let i = 0; read() !== "Hello from Corvid in VS Code\n"; i++) {
-      if (i > 40) throw new Error(`hello.txt not written: ${read()}`);
-      await page.waitForTimeout(250);
-    }
-    say("hello.txt: a modified document after the turn, on disk after Save All");
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error(`the created hello.txt is not on disk: ${JSON.stringify(read())}`);
+    await page.locator(".tab", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
+    if ((await page.locator(".tab.dirty", { hasText: "hello.txt" }).count()) !== 0) throw new Error("the created hello.txt should not be left modified");
+    say("hello.txt: created on disk with its content");
 
     // 7. Stop cancels a streaming turn.
     fake.script("E2E-SLOW", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `word${i} ` })), delayMs: 50 });
@@ -229,6 +227,193 @@ async function main() {
     if (!toolResult.includes("UNSAVED-LINE")) throw new Error(`read_file did not see the unsaved edit: ${toolResult.slice(0, 400)}`);
     if (fs.readFileSync(path.join(work, "README.md"), "utf8").includes("UNSAVED-LINE")) throw new Error("README.md should still be unsaved");
     say("read_file saw the editor's unsaved text");
+
+    // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
+    // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
+    // an existing file (a modified document until saved), a command in a client terminal.
+    await view.locator("select[data-config='mode']").selectOption("auto-edit");
+    await view.locator("select[data-config='model']").selectOption("fake-model-2");
+    await view.locator("select[data-config='model'] option[value='fake-model-2'][selected]").waitFor({ state: "attached", timeout: 10000 });
+    await view.locator("select[data-config='mode'] option[value='auto-edit'][selected]").waitFor({ state: "attached", timeout: 10000 });
+    const plan = (s1, s2, s3) => ({
+      name: "update_plan",
+      arguments: { entries: [{ content: "Edit hello.txt", status: s1 }, { content: "Run a command", status: s2 }, { content: "Report back", status: s3 }] },
+    });
+    fake.script("E2E-RICH", {
+      steps: [
+        { toolCalls: [plan("in_progress", "pending", "pending")] },
+        { toolCalls: [{ name: "edit_file", arguments: { path: "hello.txt", old_text: "Hello from", new_text: "Hello again from" } }] },
+        { toolCalls: [{ name: "write_file", arguments: { path: "notes/todo.md", content: "- [x] edit hello.txt\n" } }] },
+        { toolCalls: [plan("completed", "in_progress", "pending")] },
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-terminal-ok" } }] },
+        { toolCalls: [plan("completed", "completed", "in_progress")] },
+        { chunks: [{ content: "Edited **hello.txt** and ran the command." }] },
+      ],
+    });
+    const permissionsBefore = await view.locator(".permission").count();
+    const requestsBefore = fake.requests.length;
+    await promptBox.fill("E2E-RICH: plan, edit hello.txt, run a command");
+    await promptBox.press("Enter");
+    const allowCommand = view.locator(".permission:not(.answered) button.perm[data-option='allow_once']");
+    await allowCommand.waitFor({ timeout: 30000 });
+    const askedFor = await view.locator(".permission:not(.answered) .ptitle").innerText();
+    if (!askedFor.includes("echo corvid-terminal-ok")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
+    await allowCommand.click();
+    await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
+    await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 10000 });
+    if ((await view.locator(".permission").count()) !== permissionsBefore + 1) throw new Error("the edit asked for permission in auto-edit mode");
+    const richModels = fake.requests.slice(requestsBefore).filter((q) => q.api === "openai").map((q) => q.body.model);
+    const todo = path.join(work, "notes/todo.md");
+    if (!fs.existsSync(todo) || fs.readFileSync(todo, "utf8") !== "- [x] edit hello.txt\n") throw new Error("notes/todo.md (in a new folder) is not on disk");
+    if (richModels.length < 6 || richModels.some((m) => m !== "fake-model-2")) throw new Error(`the model picker did not reach the model: ${richModels}`);
+    const planItems = await view.locator(".plan li").allInnerTexts();
+    if (planItems.length !== 3 || !planItems[0].includes("Edit hello.txt")) throw new Error(`plan not rendered: ${planItems}`);
+    if ((await view.locator(".plan li.completed").count()) !== 2) throw new Error("plan statuses not rendered");
+    await view.locator("pre.out.terminal", { hasText: "corvid-terminal-ok" }).waitFor({ timeout: 10000 });
+    // The edit of the existing file: a modified document, the disk unchanged until saved.
+    await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error("the edit of an existing file should not be saved yet");
+    say("mode + model pickers reached the agent; plan, terminal output and the unsaved edit rendered");
+    await page.locator(".tab", { hasText: /^hello\.txt/ }).last().click(); // the edited file, for the picture
+    fs.mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: SHOT });
+    say(`screenshot ${SHOT}`);
+    // ... which Undo takes back and Redo re-applies, in the editor.
+    const editorText = page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").last();
+    await editorText.filter({ hasText: "Hello again from Corvid" }).waitFor({ timeout: 10000 });
+    await editorText.click();
+    await page.keyboard.press("Control+Z");
+    await editorText.filter({ hasText: "Hello from Corvid" }).waitFor({ timeout: 10000 });
+    await page.keyboard.press("Control+Shift+Z");
+    await editorText.filter({ hasText: "Hello again from Corvid" }).waitFor({ timeout: 10000 });
+    say("the edit undoes and redoes in the editor");
+    await palette("File: Save All Files");
+    for (let i = 0; read() !== "Hello again from Corvid in VS Code\n"; i++) {
+      if (i > 40) throw new Error(`hello.txt not saved: ${read()}`);
+      await page.waitForTimeout(250);
+    }
+    say("the edit is on disk after Save All");
+
+    // 11. Set API Key: the key goes to secret storage, the restarted agent sends it to the
+    // model, and it is not in settings.json.
+    const KEY = "sk-e2e-secret-4f2a";
+    await palette("Corvid: Set API Key");
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input[type='password']", { timeout: 20000 });
+    await page.keyboard.type(KEY);
+    await page.keyboard.press("Enter");
+    await page.locator(".notifications-toasts .notification-toast", { hasText: "API key saved" }).first().waitFor({ timeout: 20000 });
+    fake.script("E2E-KEY", { chunks: [{ content: "Key received." }] });
+    await promptBox.fill("E2E-KEY: which key?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Key received." }).waitFor({ timeout: 60000 });
+    const keyed = fake.requests.filter((q) => q.api === "openai").at(-1);
+    if (keyed.headers.authorization !== `Bearer ${KEY}`) throw new Error(`the model got authorization ${keyed.headers.authorization}`);
+    if (fs.readFileSync(settingsFile, "utf8").includes(KEY)) throw new Error("the API key was written to settings.json");
+    // Nor in any other file of the user data folder (settings, workspace state) in clear text.
+    const holding = [];
+    const scan = (dir) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const f = path.join(dir, e.name);
+        if (e.isDirectory()) scan(f);
+        else if (e.isFile() && fs.statSync(f).size < 50e6 && fs.readFileSync(f).includes(KEY)) holding.push(f);
+      }
+    };
+    scan(data);
+    if (holding.length) throw new Error(`the API key is in clear text in ${holding}`);
+    say("Set API Key: the model got the key; no file of the user data folder has it");
+
+    // 12. History: the view's "Open Past Chat" action lists this folder's sessions in the
+    // webview; picking the first one loads it (session/load) and its replay renders like
+    // the live turn did.
+    const viewAction = (label) => page.locator(`.part.sidebar a.action-label[aria-label^='${label}']`).first();
+    await viewAction("Open Past Chat").click();
+    const pastWrite = view.locator("#history button.session", { hasText: "E2E-WRITE" });
+    await pastWrite.waitFor({ timeout: 20000 });
+    if ((await view.locator("#history button.session").count()) < 2) throw new Error("the history should list both sessions");
+    await pastWrite.click();
+    await view.locator(".msg.user", { hasText: "E2E-WRITE: create hello.txt with a greeting" }).waitFor({ timeout: 30000 });
+    await view.locator(".msg.agent strong", { hasText: "hello.txt" }).first().waitFor({ timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
+    if (await view.locator("#history").isVisible()) throw new Error("the history list should close after a pick");
+    const loaded = await view.locator("body").getAttribute("data-session");
+    say(`history: loaded ${loaded}; earlier messages rendered`);
+
+    // 13. New Chat starts a fresh session: an empty transcript, a new id, and the model sees
+    // none of the earlier conversation.
+    await viewAction("New Chat").click();
+    await view.locator(".transcript .empty").waitFor({ timeout: 30000 });
+    const fresh = await view.locator("body").getAttribute("data-session");
+    if (!fresh || fresh === loaded) throw new Error(`New Chat kept the session ${loaded}`);
+    fake.script("E2E-FRESH", { chunks: [{ content: "Fresh start." }] });
+    await promptBox.fill("E2E-FRESH: hello");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Fresh start." }).waitFor({ timeout: 30000 });
+    const freshAsk = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages);
+    if (freshAsk.includes("E2E-WRITE") || freshAsk.includes("E2E-KEY")) throw new Error("the new chat carried the old conversation");
+    say("New Chat: a fresh session");
+
+    // 14. Show Logs opens the "Corvid" log channel in the Output panel.
+    await palette("Corvid: Show Logs");
+    const output = page.locator(".part.panel .monaco-editor .view-lines");
+    await output.filter({ hasText: "turn ended" }).first().waitFor({ timeout: 20000 });
+    say("Show Logs: the Corvid log is open");
+
+    // 15. corvid.agent.command that cannot run: the failure is an error notification. The
+    // setting is typed into VS Code's Settings editor, as a user would.
+    // The extension logs each settings change with the agent it will start next.
+    const settingsSeen = (agent) => output.filter({ hasText: `settings changed (agent: ${agent})` }).first().waitFor({ timeout: 20000 });
+    const agentCommandInput = page.locator(".settings-editor .setting-item-contents", { hasText: "external ACP agent" }).locator("input").first();
+    const setAgentCommand = async (value) => {
+      if (!(await agentCommandInput.isVisible())) {
+        await palette("Preferences: Open Settings (UI)");
+        await page.locator(".settings-editor").first().waitFor({ timeout: 20000 });
+        await page.waitForTimeout(500);
+        await page.keyboard.type("corvid.agent.command");
+        await agentCommandInput.waitFor({ timeout: 20000 });
+      }
+      await agentCommandInput.fill(value);
+      await settingsSeen(value || "built-in core");
+    };
+    await setAgentCommand("/nonexistent/corvid-agent acp");
+    await palette("Corvid: New Chat", { click: false });
+    const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "starting the agent failed" }).first();
+    await toast.waitFor({ timeout: 30000 });
+    if (!(await toast.innerText()).includes("/nonexistent/corvid-agent")) throw new Error(`the error does not name the command: ${await toast.innerText()}`);
+    await page.locator(".statusbar-item", { hasText: "Corvid: error" }).first().waitFor({ timeout: 10000 });
+    say("a broken corvid.agent.command: error notification shown");
+
+    // 16. corvid.agent.command = `corvid acp` (the real binary over stdio) runs a turn.
+    if (!CORVID_BIN) throw new Error("set CORVID_BIN to the corvid binary (the stdio agent check)");
+    await setAgentCommand(`${CORVID_BIN} acp`);
+    await palette("Corvid: New Chat", { click: false });
+    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
+    fake.script("E2E-STDIO", { chunks: [{ content: "Hello over **stdio**." }] });
+    await promptBox.fill("E2E-STDIO: who is answering?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent strong", { hasText: "stdio" }).waitFor({ timeout: 30000 });
+    // The answer came from a `corvid acp` child of code-server, not the in-process core.
+    const cmdlines = descendants(csPid).map((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").join(" ");
+      } catch {
+        return "";
+      }
+    });
+    if (!cmdlines.some((c) => c.startsWith(`${CORVID_BIN} acp`))) throw new Error(`no \`corvid acp\` process under code-server: ${cmdlines.join(" | ")}`);
+    say("corvid.agent.command: a turn through `corvid acp` over stdio");
+
+    // 17. A VSIX whose addon does not load (here: removed) and no agent command: after a
+    // window reload (a new extension host), the start failure is an error notification that
+    // says what to do.
+    for (const f of fs.readdirSync(path.join(ext, installed[0], "dist"))) if (f.endsWith(".node")) fs.rmSync(path.join(ext, installed[0], "dist", f));
+    await setAgentCommand("");
+    await page.reload({ waitUntil: "domcontentloaded" }); // a new window: a new extension host
+    await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+    const addonToast = page.locator(".notifications-toasts .notification-toast", { hasText: "built-in Corvid core could not be loaded" }).first();
+    await addonToast.waitFor({ timeout: 60000 });
+    if (!(await addonToast.innerText()).includes("corvid.agent.command")) throw new Error(`the error does not say what to do: ${await addonToast.innerText()}`);
+    say("a missing addon: error notification shown");
   } catch (e) {
     try {
       await ctx.pages()[0].screenshot({ path: SHOT.replace(/\.png$/, "-failure.png") });

@@ -162,3 +162,19 @@ test("in-process: mode picker, selection as an embedded resource, history (list,
   c2.close();
   await stream2.close();
 });
+
+test("stdio transport: a command that cannot run fails the start at once, naming the command", async () => {
+  const t = stdioTransport("/nonexistent/corvid-agent", ["acp"], {}, tmpdir(), () => {});
+  await assert.rejects(t.failed, /could not run the agent command `\/nonexistent\/corvid-agent`: .*ENOENT/);
+  await t.close(); // never started: returns without waiting for an exit
+});
+
+test("stdio transport: an agent that exits before answering fails the start", async () => {
+  const t = stdioTransport(process.execPath, ["-e", "process.exit(3)"], {}, tmpdir(), () => {});
+  const client = new AcpClient(t.stream, fakeHost(tmpdir(), () => null).host);
+  // Either the closed stream or the exit ends the wait; the exit is reported with its code.
+  await assert.rejects(Promise.race([client.initialize(), t.failed]));
+  await assert.rejects(t.failed, /exited \(3\)/);
+  client.close();
+  await t.close();
+});
