@@ -65,7 +65,8 @@ pub struct ServeArgs {
     /// Close a connection after this many seconds without a frame in either direction.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     idle_timeout: u64,
-    /// Most sessions one connection may create (`session/new` beyond gets an error).
+    /// Most sessions one connection may hold at once (`session/new`, `session/load` or
+    /// `session/resume` beyond gets an error).
     #[arg(long, value_name = "N", default_value_t = 32)]
     max_sessions_per_connection: usize,
     /// Longest accepted message in bytes (default: `[limits] max_message_bytes`, 16 MiB).

@@ -60,8 +60,9 @@ impl Agent {
         for (i, dir) in dirs.iter().enumerate() {
             roots.push(existing_dir(method, &format!("additionalDirectories[{i}]"), dir)?);
         }
-        let store = self.store(method).await?;
         let id = session_id.0.to_string();
+        self.check_session_limit(method, Some(&id))?;
+        let store = self.store(method).await?;
         let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
         let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
         let source = self.model_source(agent.as_ref()).await?;
