@@ -72,7 +72,8 @@ pub struct ServeArgs {
     /// Longest accepted message in bytes (default: `[limits] max_message_bytes`, 16 MiB).
     #[arg(long, value_name = "BYTES")]
     max_message_bytes: Option<usize>,
-    /// Session store shared by all connections (as for `corvid acp --store`).
+    /// Session store shared by all connections (as for `corvid acp --store`); a postgres:// URL
+    /// lets several `corvid serve` processes (behind a load balancer) share sessions.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
     /// Write logs to this file instead of stderr.

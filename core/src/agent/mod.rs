@@ -381,6 +381,7 @@ impl Agent {
             .await
             .map_err(|e| RpcError::Internal(format!("converting the prompt: {e}")))?;
             let content = content?;
+            this.claim_in_store(&claim).await?;
             let prompt = UserPrompt { text: content.text, images: content.images, blocks };
             let turn_ctx = TurnContext {
                 ledger: this.ledger.clone(),
