@@ -114,10 +114,8 @@ impl Agent {
         // What this connection queued (the previous turn's end above all) is stored first.
         self.ledger.flush().await;
         let session = &claim.session;
-        let next_message_seq = session.state().next_message_seq;
-        let claimed = store
-            .claim_turn(&session.id, claim.number as i64, session.peek_seq(), next_message_seq, &now_rfc3339())
-            .await?;
+        let counters = || (session.peek_seq(), session.state().next_message_seq);
+        let claimed = store.claim_turn(&session.id, claim.number as i64, &now_rfc3339(), counters).await?;
         match claimed {
             Claim::Claimed => Ok(()),
             Claim::Busy { turn, host } => Err(RpcError::SessionBusyElsewhere { id: session.id.clone(), turn, host }),

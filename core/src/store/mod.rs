@@ -329,16 +329,20 @@ impl Store {
     /// Claims the session for prompt turn `turn` of this process: in one transaction that
     /// holds the session (its row lock in PostgreSQL, the write lock in SQLite), checks that
     /// no live process runs a turn in it and that nothing was stored past the counters this
-    /// process holds (`next_seq`, `next_message_seq`), then stores the turn as running.
+    /// process holds, then stores the turn as running.
+    ///
+    /// `counters` gives this process's next (event seq, message seq). It is read after the
+    /// stored ones, because this connection may store rows of its own meanwhile (the slash
+    /// commands announced after `session/new`, a mode change): those were numbered before
+    /// they were stored, so they always stay below it.
     ///
     /// A session without a row (its creation was never stored) is claimed without a check.
     pub async fn claim_turn(
         &self,
         session_id: &str,
         turn: i64,
-        next_seq: i64,
-        next_message_seq: i64,
         at: &str,
+        counters: impl Fn() -> (i64, i64),
     ) -> Result<Claim, StoreError> {
         let dialect = self.dialect();
         let me = process::me();
@@ -359,6 +363,7 @@ impl Store {
             }
             let (seq, message, last_turn): (i64, i64, i64) =
                 sqlx::query_as(COUNTERS).bind(session_id).fetch_one(&mut *tx).await?;
+            let (next_seq, next_message_seq) = counters();
             if seq >= next_seq || message >= next_message_seq || last_turn >= turn {
                 return Ok(Claim::Stale);
             }
@@ -502,13 +507,13 @@ mod tests {
         let at = time::now_rfc3339();
         assert_eq!(store.counters(&id).await?, (3, 1, 2));
         // Behind what is stored: another process wrote since this one loaded.
-        assert_eq!(store.claim_turn(&id, 2, 2, 1, &at).await?, Claim::Stale);
-        assert_eq!(store.claim_turn(&id, 1, 3, 1, &at).await?, Claim::Stale);
-        assert_eq!(store.claim_turn(&id, 2, 3, 1, &at).await?, Claim::Claimed);
+        assert_eq!(store.claim_turn(&id, 2, &at, || (2, 1)).await?, Claim::Stale);
+        assert_eq!(store.claim_turn(&id, 1, &at, || (3, 1)).await?, Claim::Stale);
+        assert_eq!(store.claim_turn(&id, 2, &at, || (3, 1)).await?, Claim::Claimed);
         // The turn is stored as running, owned by this live process (another connection here
         // or another server would be refused the same way).
         assert_eq!(
-            store.claim_turn(&id, 3, 3, 1, &at).await?,
+            store.claim_turn(&id, 3, &at, || (3, 1)).await?,
             Claim::Busy { turn: 2, host: process::me().host.clone() }
         );
         let running = store.running_turns(&id).await?;
@@ -523,7 +528,7 @@ mod tests {
                 .await?;
         });
         assert!(!process::is_running(&store.running_turns(&id).await?[0]));
-        assert_eq!(store.claim_turn(&id, 3, 3, 1, &at).await?, Claim::Claimed);
+        assert_eq!(store.claim_turn(&id, 3, &at, || (3, 1)).await?, Claim::Claimed);
         Ok(())
     }
 
