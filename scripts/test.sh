@@ -5,6 +5,8 @@
 # Rust unit tests, the Node end-to-end suite against the real binary, and the in-process
 # suite against the napi addon and the packed npm package, then the VS Code extension's
 # unit tests, VSIX packaging and its end-to-end test in code-server (scripts/vscode-e2e.sh).
+# The fleet-store tests run against a throwaway PostgreSQL cluster (scripts/pg-cluster.sh,
+# Debian's packages, loopback only), stopped when this script exits.
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +30,11 @@ if ! command -v openssl >/dev/null; then
   $sudo_ apt-get update -qq && $sudo_ apt-get install -y -qq openssl
 fi
 openssl version
+
+step "PostgreSQL (a throwaway cluster for the fleet-store tests)"
+# shellcheck source=scripts/pg-cluster.sh
+source scripts/pg-cluster.sh
+pg_cluster_start
 
 step "npm dependencies"
 npm ci --no-audit --no-fund --prefer-offline

@@ -40,7 +40,8 @@ pub enum ConfigError {
 struct FileConfig {
     provider: Option<ProviderSection>,
     data_dir: Option<PathBuf>,
-    /// Session store: a SQLite file path or `sqlite://PATH`; `none` keeps sessions in memory.
+    /// Session store: a SQLite file path, `sqlite://PATH` or `postgres://…`; `none` keeps
+    /// sessions in memory.
     store: Option<String>,
     log: Option<String>,
     limits: Option<LimitsSection>,

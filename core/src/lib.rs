@@ -47,10 +47,10 @@ pub fn open_store(config: &Config) -> store::PendingStore {
     use futures_util::FutureExt;
     let location = store::resolve_location(config.store.as_deref(), &config.data_dir);
     let pending = async move {
-        let Some(path) = location.map_err(|e| e.to_string())? else {
+        let Some(location) = location.map_err(|e| e.to_string())? else {
             return Err("the session store is disabled (store = \"none\")".to_string());
         };
-        store::Store::open(&path).await.map_err(|e| {
+        store::Store::open(&location).await.map_err(|e| {
             tracing::error!(error = %e, "session store unavailable; sessions will not be saved");
             format!("{e}; sessions are kept in memory only and cannot be loaded later")
         })

@@ -75,8 +75,9 @@ enum Command {
         /// Write logs to this file instead of stderr.
         #[arg(long, value_name = "FILE")]
         log_file: Option<PathBuf>,
-        /// Session store: a SQLite file path or sqlite://PATH (default: $CORVID_DATA_DIR/sessions.db);
-        /// `none` keeps sessions in memory.
+        /// Session store: a SQLite file path or sqlite://PATH (default: $CORVID_DATA_DIR/sessions.db),
+        /// postgres://USER[:PASSWORD]@HOST[:PORT]/DB (shared by several processes); `none` keeps
+        /// sessions in memory.
         #[arg(long, value_name = "URL")]
         store: Option<String>,
         /// Run the interactive sign-in instead of serving (what an editor's terminal sign-in runs).

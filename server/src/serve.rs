@@ -65,13 +65,15 @@ pub struct ServeArgs {
     /// Close a connection after this many seconds without a frame in either direction.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     idle_timeout: u64,
-    /// Most sessions one connection may create (`session/new` beyond gets an error).
+    /// Most sessions one connection may hold at once (`session/new`, `session/load` or
+    /// `session/resume` beyond gets an error).
     #[arg(long, value_name = "N", default_value_t = 32)]
     max_sessions_per_connection: usize,
     /// Longest accepted message in bytes (default: `[limits] max_message_bytes`, 16 MiB).
     #[arg(long, value_name = "BYTES")]
     max_message_bytes: Option<usize>,
-    /// Session store shared by all connections (as for `corvid acp --store`).
+    /// Session store shared by all connections (as for `corvid acp --store`); a postgres:// URL
+    /// lets several `corvid serve` processes (behind a load balancer) share sessions.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
     /// Write logs to this file instead of stderr.

@@ -167,6 +167,16 @@ const memoryOnly = startAgent(["--store", "none"]);
 await memoryOnly.request("initialize", INIT);
 const unstored = await streamTurns(memoryOnly, 7);
 await memoryOnly.close();
+
+// The same over PostgreSQL (the fleet store), when a database is at hand.
+const pgUrl = process.env.CORVID_TEST_PG_URL;
+let pgStored = null;
+if (pgUrl) {
+  const pg = startAgent(["--store", pgUrl]);
+  await pg.request("initialize", INIT);
+  pgStored = await streamTurns(pg, 7);
+  await pg.close();
+}
 server.kill("SIGTERM");
 
 const init = stats(initTimes);
@@ -188,6 +198,10 @@ const rows = [
   ["session/load replay, 10,000 updates", `${ms(replay.median)} (p95 ${ms(replay.p95)})`, "≤ 50 ms"],
   ["persistence overhead per update", `${overheadUs.toFixed(2)} µs (stored vs --store none)`, "≤ 20 µs"],
 ];
+if (pgStored) {
+  const pgUs = ((stats(pgStored.times).median - stats(unstored.times).median) * 1000) / 10000;
+  rows.push(["  same, PostgreSQL store (CORVID_TEST_PG_URL)", `${pgUs.toFixed(2)} µs`, ""]);
+}
 const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), ["metric", "result", "target"][i].length));
 const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
 console.log(line(["metric", "result", "target"]));

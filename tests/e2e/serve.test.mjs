@@ -164,6 +164,35 @@ test("limits: connection cap → 503, sessions per connection, oversize message,
     { args: ["--max-connections", "2", "--max-sessions-per-connection", "1", "--max-message-bytes", "4096", "--idle-timeout", "2"] },
   ));
 
+test("sessions per connection count session/load and session/resume too, not a reload of a held session", () =>
+  withServer(
+    async (server) => {
+      const cwd = mkdtempSync(join(tmpdir(), "corvid-serve-limit-"));
+      const a = await connect(server.url, { headers: bearer, ca: certs.ca });
+      await a.request(1, "initialize", INIT);
+      const first = (await a.request(2, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+      // Loading the session it holds replaces it: still one.
+      assert.ok((await a.request(3, "session/load", { sessionId: first, cwd, mcpServers: [] })).result);
+      assert.ok((await a.request(4, "session/resume", { sessionId: first, cwd, mcpServers: [] })).result);
+
+      const b = await connect(server.url, { headers: bearer, ca: certs.ca });
+      await b.request(1, "initialize", INIT);
+      const second = (await b.request(2, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+      for (const [id, method] of [[3, "session/load"], [4, "session/resume"]]) {
+        const over = await b.request(id, method, { sessionId: first, cwd, mcpServers: [] });
+        assert.equal(over.error?.code, -32003, JSON.stringify(over));
+        assert.match(over.error.message, new RegExp(`${method}: .*limit`));
+      }
+      // Closing its session frees the slot.
+      assert.ok((await b.request(5, "session/close", { sessionId: second })).result);
+      assert.ok((await b.request(6, "session/load", { sessionId: first, cwd, mcpServers: [] })).result);
+      await Promise.all([a.close(), b.close()]);
+      assert.deepEqual(a.violations, []);
+      assert.deepEqual(b.violations, []);
+    },
+    { args: ["--max-sessions-per-connection", "1"] },
+  ));
+
 test("SIGTERM mid-turn: the turn is answered and stored as cancelled, the server exits 0", async () => {
   const env = agentEnv({ fake });
   const cwd = mkdtempSync(join(tmpdir(), "corvid-serve-term-"));

@@ -284,19 +284,25 @@ impl Agent {
         to_value(&acp::AuthenticateResponse::new())
     }
 
+    /// Hook for `corvid serve`: a remote connection may hold only so many sessions, however it
+    /// came to hold them (`session/new`, `session/load`, `session/resume`). Restoring a session
+    /// the connection already holds (`replacing`) replaces it and adds none.
+    pub(super) fn check_session_limit(&self, method: &str, replacing: Option<&str>) -> Result<(), RpcError> {
+        let Some(limit) = self.config.max_sessions_per_connection else { return Ok(()) };
+        if replacing.is_some_and(|id| self.sessions.get(id).is_ok()) || self.sessions.count() < limit {
+            return Ok(());
+        }
+        Err(RpcError::LimitReached(format!(
+            "{method}: this connection already has {limit} sessions, the server's limit (close one with session/close)"
+        )))
+    }
+
     async fn new_session(self: Arc<Self>, params: Option<Value>, ctx: RequestContext) -> Result<Value, RpcError> {
         const M: &str = "session/new";
         let mut params = params;
         let requested = requested_agent(M, &mut params)?;
         let req: acp::NewSessionRequest = parse(M, params)?;
-        // Hook for `corvid serve`: a remote connection may hold only so many sessions.
-        if let Some(limit) = self.config.max_sessions_per_connection
-            && self.sessions.count() >= limit
-        {
-            return Err(RpcError::LimitReached(format!(
-                "{M}: this connection already has {limit} sessions, the server's limit (close one with session/close)"
-            )));
-        }
+        self.check_session_limit(M, None)?;
         let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
         for (i, dir) in req.additional_directories.iter().enumerate() {
             roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
@@ -375,6 +381,7 @@ impl Agent {
             .await
             .map_err(|e| RpcError::Internal(format!("converting the prompt: {e}")))?;
             let content = content?;
+            this.claim_in_store(&claim).await?;
             let prompt = UserPrompt { text: content.text, images: content.images, blocks };
             let turn_ctx = TurnContext {
                 ledger: this.ledger.clone(),

@@ -11,13 +11,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
 use super::ledger::{emit, record_message, text_chunk, update_frame};
-use super::session::{Restored, Session};
+use super::session::{Restored, Session, TurnClaim};
 use super::{Agent, existing_dir};
 use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::Record;
-use crate::store::{SessionRecord, Store, StoreError, process};
+use crate::store::{Claim, SessionRecord, Store, StoreError, process};
 
 /// Sessions per `session/list` page.
 const PAGE: i64 = 50;
@@ -60,8 +60,9 @@ impl Agent {
         for (i, dir) in dirs.iter().enumerate() {
             roots.push(existing_dir(method, &format!("additionalDirectories[{i}]"), dir)?);
         }
-        let store = self.store(method).await?;
         let id = session_id.0.to_string();
+        self.check_session_limit(method, Some(&id))?;
+        let store = self.store(method).await?;
         let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
         let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
         let source = self.model_source(agent.as_ref()).await?;
@@ -105,12 +106,29 @@ impl Agent {
         }
     }
 
+    /// Stores the turn as running, if no other process (or connection) runs one in the
+    /// session and nothing was stored in it since this connection loaded it: the check that
+    /// lets several processes share one store without forking a session's ledger.
+    pub(super) async fn claim_in_store(&self, claim: &TurnClaim) -> Result<(), RpcError> {
+        let Ok(store) = self.store.clone().await else { return Ok(()) };
+        // What this connection queued (the previous turn's end above all) is stored first.
+        self.ledger.flush().await;
+        let session = &claim.session;
+        let counters = || (session.peek_seq(), session.state().next_message_seq);
+        let claimed = store.claim_turn(&session.id, claim.number as i64, &now_rfc3339(), counters).await?;
+        match claimed {
+            Claim::Claimed => Ok(()),
+            Claim::Busy { turn, host } => Err(RpcError::SessionBusyElsewhere { id: session.id.clone(), turn, host }),
+            Claim::Stale => Err(RpcError::SessionStale(session.id.clone())),
+        }
+    }
+
     /// Turns left `running` by a process that no longer exists are closed: open tool calls
     /// are marked failed and a note is added, all stored in the ledger (so every later load
     /// replays the same thing), and the partial answer joins the model's context.
     async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<(), RpcError> {
         for running in store.running_turns(&session.id).await? {
-            if process::is_alive(&running.owner) {
+            if process::is_running(&running) {
                 continue;
             }
             let mut open_tools: BTreeMap<String, ()> = BTreeMap::new();

@@ -150,6 +150,11 @@ impl Session {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The next ledger sequence number, without claiming it.
+    pub fn peek_seq(&self) -> i64 {
+        self.next_seq.load(Ordering::Relaxed)
+    }
+
     pub fn is_busy(&self) -> bool {
         self.state().turn.is_some()
     }

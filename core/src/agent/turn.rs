@@ -22,7 +22,6 @@ use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, start_chat,
 };
 use crate::rpc::{Peer, RpcError};
-use crate::store::process;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::{LedgerTx, Record};
 use crate::tools::{self, Jail};
@@ -65,14 +64,6 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
     let turn = claim.number as i64;
     let ledger = &ctx.ledger;
 
-    ledger
-        .push(Record::TurnStart {
-            session_id: session.id.clone(),
-            turn,
-            owner: process::me().clone(),
-            at: now_rfc3339(),
-        })
-        .await;
     let command = commands::parse(&prompt.text);
     let user_id = uuid::Uuid::new_v4().to_string();
     for block in prompt.blocks {

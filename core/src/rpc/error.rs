@@ -31,6 +31,15 @@ pub enum RpcError {
     /// A prompt arrived while the session's previous turn was still running.
     #[error("session {0} is busy with another prompt turn: wait for its response or send session/cancel first")]
     SessionBusy(String),
+    /// The session's turn runs in another process sharing the store (another `corvid serve`
+    /// of a fleet) or on another connection.
+    #[error("session {id} is busy: turn {turn} runs elsewhere (a Corvid process on {host}); try again when it ends")]
+    SessionBusyElsewhere { id: String, turn: i64, host: String },
+    /// Another process changed the session in the shared store after this connection loaded it.
+    #[error(
+        "session {0} was changed by another Corvid process since this connection loaded it: load it again (session/load) to continue"
+    )]
+    SessionStale(String),
     /// A per-connection limit set by the front end (e.g. `corvid serve`'s sessions per connection).
     #[error("{0}")]
     LimitReached(String),
@@ -50,6 +59,8 @@ pub enum RpcError {
 pub const SESSION_BUSY: i32 = -32001;
 /// Implementation-defined code for "a connection limit is reached" (same range).
 pub const LIMIT_REACHED: i32 = -32003;
+/// Implementation-defined code for "the session changed elsewhere; load it again" (same range).
+pub const SESSION_STALE: i32 = -32004;
 
 impl RpcError {
     pub fn invalid_params(method: &str, detail: impl std::fmt::Display) -> Self {
@@ -69,6 +80,10 @@ impl RpcError {
             RpcError::AuthRequired(_) => acp::Error::new(-32000, message),
             RpcError::SessionNotFound(id) => acp::Error::new(-32002, message).data(json!({ "sessionId": id })),
             RpcError::SessionBusy(id) => acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id })),
+            RpcError::SessionBusyElsewhere { id, turn, host } => {
+                acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id, "turn": turn, "host": host }))
+            }
+            RpcError::SessionStale(id) => acp::Error::new(SESSION_STALE, message).data(json!({ "sessionId": id })),
             RpcError::LimitReached(_) => acp::Error::new(LIMIT_REACHED, message),
             RpcError::Provider(p) => acp::Error::new(-32603, message).data(p.wire_data()),
             RpcError::Timeout { .. } | RpcError::Remote { .. } => acp::Error::new(-32603, message),

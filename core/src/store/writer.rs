@@ -10,9 +10,8 @@ use std::collections::BTreeSet;
 use sqlx::QueryBuilder;
 use tokio::sync::{mpsc, oneshot};
 
-use super::process::Owner;
 use super::time::now_rfc3339;
-use super::{Store, StoreError};
+use super::{Store, StoreError, with_pool};
 use crate::rpc::Peer;
 
 /// Bounded so a slow disk or client slows the turn instead of growing memory.
@@ -75,12 +74,6 @@ pub enum Record {
     ReplaceMessages {
         session_id: String,
         messages: Vec<(&'static str, String)>,
-    },
-    TurnStart {
-        session_id: String,
-        turn: i64,
-        owner: Owner,
-        at: String,
     },
     TurnEnd {
         session_id: String,
@@ -161,33 +154,47 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
     if batch.iter().all(|r| matches!(r, Record::Flush(_))) {
         return Ok(());
     }
-    let mut tx = store.pool().begin().await?;
-    let mut touched = BTreeSet::new();
-    let mut i = 0;
-    while i < batch.len() {
-        // Consecutive updates become one multi-row INSERT.
-        let run_len = batch[i..].iter().take_while(|r| matches!(r, Record::Update { .. })).count().min(500);
-        if run_len > 0 {
-            let mut q = QueryBuilder::new("INSERT INTO events (session_id, seq, turn, payload) ");
-            q.push_values(&batch[i..i + run_len], |mut b, r| {
-                if let Record::Update { session_id, seq, turn, payload, .. } = r {
-                    b.push_bind(session_id.as_str()).push_bind(*seq).push_bind(*turn).push_bind(payload.as_str());
+    let dialect = store.dialect();
+    // The same statements on either backend's transaction (see `with_pool!`).
+    with_pool!(store.pool(), |pool| {
+        let mut tx = pool.begin().await?;
+        let mut touched = BTreeSet::new();
+        let mut i = 0;
+        while i < batch.len() {
+            // Consecutive updates become one multi-row INSERT.
+            let run_len = batch[i..].iter().take_while(|r| matches!(r, Record::Update { .. })).count().min(500);
+            if run_len > 0 {
+                let mut q = QueryBuilder::new("INSERT INTO events (session_id, seq, turn, payload) ");
+                q.push_values(&batch[i..i + run_len], |mut b, r| {
+                    if let Record::Update { session_id, seq, turn, payload, .. } = r {
+                        b.push_bind(session_id.as_str()).push_bind(*seq).push_bind(*turn).push_bind(payload.as_str());
+                    }
+                });
+                // A sequence number already taken means another process wrote to this session after
+                // this one loaded it (outside a turn: turns claim the session first, see
+                // `Store::claim_turn`). The rows stored first win; failing the batch would lose
+                // the other sessions' updates in it too.
+                q.push(" ON CONFLICT DO NOTHING");
+                let stored = q.build().execute(&mut *tx).await?.rows_affected();
+                if stored < run_len as u64 {
+                    tracing::warn!(
+                        dropped = run_len as u64 - stored,
+                        "session updates not stored: another process had taken their sequence numbers"
+                    );
                 }
-            });
-            q.build().execute(&mut *tx).await?;
-            for r in &batch[i..i + run_len] {
-                if let Record::Update { session_id, .. } = r {
-                    touched.insert(session_id.as_str());
+                for r in &batch[i..i + run_len] {
+                    if let Record::Update { session_id, .. } = r {
+                        touched.insert(session_id.as_str());
+                    }
                 }
+                i += run_len;
+                continue;
             }
-            i += run_len;
-            continue;
-        }
-        match &batch[i] {
-            Record::NewSession { id, cwd, additional_directories, model, agent, at } => {
-                sqlx::query(
+            match &batch[i] {
+                Record::NewSession { id, cwd, additional_directories, model, agent, at } => {
+                    sqlx::query(
                     "INSERT INTO sessions (id, cwd, additional_directories, model, agent_alias, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 )
                 .bind(id)
                 .bind(cwd)
@@ -198,48 +205,44 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                 .bind(at)
                 .execute(&mut *tx)
                 .await?;
-            }
-            Record::Title { session_id, title } => {
-                sqlx::query("UPDATE sessions SET title = ? WHERE id = ?")
-                    .bind(title)
-                    .bind(session_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            Record::Model { session_id, model } => {
-                sqlx::query("UPDATE sessions SET model = ? WHERE id = ?")
-                    .bind(model)
-                    .bind(session_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            Record::Mode { session_id, mode } => {
-                sqlx::query("UPDATE sessions SET mode = ? WHERE id = ?")
-                    .bind(mode)
-                    .bind(session_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            Record::ThoughtLevel { session_id, level } => {
-                sqlx::query("UPDATE sessions SET config = json_set(config, '$.thought_level', ?) WHERE id = ?")
-                    .bind(level)
-                    .bind(session_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            Record::Message { session_id, seq, role, content } => {
-                sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES (?, ?, ?, ?)")
+                }
+                Record::Title { session_id, title } => {
+                    sqlx::query("UPDATE sessions SET title = $1 WHERE id = $2")
+                        .bind(title)
+                        .bind(session_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Record::Model { session_id, model } => {
+                    sqlx::query("UPDATE sessions SET model = $1 WHERE id = $2")
+                        .bind(model)
+                        .bind(session_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Record::Mode { session_id, mode } => {
+                    sqlx::query("UPDATE sessions SET mode = $1 WHERE id = $2")
+                        .bind(mode)
+                        .bind(session_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Record::ThoughtLevel { session_id, level } => {
+                    sqlx::query(dialect.set_thought_level).bind(level).bind(session_id).execute(&mut *tx).await?;
+                }
+                Record::Message { session_id, seq, role, content } => {
+                    sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING")
                     .bind(session_id)
                     .bind(seq)
                     .bind(*role)
                     .bind(content)
                     .execute(&mut *tx)
                     .await?;
-                touched.insert(session_id.as_str());
-            }
-            Record::Rule { session_id, tool, scope, allow, at } => {
-                sqlx::query(
-                    "INSERT INTO permission_rules (session_id, tool, scope, decision, created_at) VALUES (?, ?, ?, ?, ?)",
+                    touched.insert(session_id.as_str());
+                }
+                Record::Rule { session_id, tool, scope, allow, at } => {
+                    sqlx::query(
+                    "INSERT INTO permission_rules (session_id, tool, scope, decision, created_at) VALUES ($1, $2, $3, $4, $5)",
                 )
                 .bind(session_id)
                 .bind(tool)
@@ -248,35 +251,25 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                 .bind(at)
                 .execute(&mut *tx)
                 .await?;
-            }
-            Record::ReplaceMessages { session_id, messages } => {
-                sqlx::query("DELETE FROM messages WHERE session_id = ?").bind(session_id).execute(&mut *tx).await?;
-                for (seq, (role, content)) in messages.iter().enumerate() {
-                    sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES (?, ?, ?, ?)")
+                }
+                Record::ReplaceMessages { session_id, messages } => {
+                    sqlx::query("DELETE FROM messages WHERE session_id = $1")
                         .bind(session_id)
-                        .bind(seq as i64 + 1)
-                        .bind(*role)
-                        .bind(content)
                         .execute(&mut *tx)
                         .await?;
+                    for (seq, (role, content)) in messages.iter().enumerate() {
+                        sqlx::query("INSERT INTO messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)")
+                            .bind(session_id)
+                            .bind(seq as i64 + 1)
+                            .bind(*role)
+                            .bind(content)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
                 }
-            }
-            Record::TurnStart { session_id, turn, owner, at } => {
-                sqlx::query(
-                    "INSERT INTO turns (session_id, turn, status, owner_pid, owner_start, started_at) \
-                     VALUES (?, ?, 'running', ?, ?, ?)",
-                )
-                .bind(session_id)
-                .bind(turn)
-                .bind(owner.pid)
-                .bind(&owner.start)
-                .bind(at)
-                .execute(&mut *tx)
-                .await?;
-            }
-            Record::TurnEnd { session_id, turn, status, stop_reason, at } => {
-                sqlx::query(
-                    "UPDATE turns SET status = ?, stop_reason = ?, ended_at = ? WHERE session_id = ? AND turn = ?",
+                Record::TurnEnd { session_id, turn, status, stop_reason, at } => {
+                    sqlx::query(
+                    "UPDATE turns SET status = $1, stop_reason = $2, ended_at = $3 WHERE session_id = $4 AND turn = $5",
                 )
                 .bind(*status)
                 .bind(stop_reason)
@@ -285,28 +278,29 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                 .bind(turn)
                 .execute(&mut *tx)
                 .await?;
+                }
+                Record::Delete { session_id, at } => {
+                    sqlx::query("UPDATE sessions SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL")
+                        .bind(at)
+                        .bind(session_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Record::Update { .. } | Record::Flush(_) => {}
             }
-            Record::Delete { session_id, at } => {
-                sqlx::query("UPDATE sessions SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL")
-                    .bind(at)
-                    .bind(session_id)
+            i += 1;
+        }
+        if !touched.is_empty() {
+            let now = now_rfc3339();
+            for id in touched {
+                sqlx::query("UPDATE sessions SET updated_at = $1 WHERE id = $2")
+                    .bind(&now)
+                    .bind(id)
                     .execute(&mut *tx)
                     .await?;
             }
-            Record::Update { .. } | Record::Flush(_) => {}
         }
-        i += 1;
-    }
-    if !touched.is_empty() {
-        let now = now_rfc3339();
-        for id in touched {
-            sqlx::query("UPDATE sessions SET updated_at = ? WHERE id = ?")
-                .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-    }
-    tx.commit().await?;
+        tx.commit().await?;
+    });
     Ok(())
 }
