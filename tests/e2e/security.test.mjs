@@ -145,20 +145,23 @@ test("a directory swapped for a symlink out while file tools run: nothing outsid
   mkdirSync(join(root, "work"));
   writeFileSync(join(root, "work", "note.txt"), "inside\n");
   writeFileSync(join(outside, "note.txt"), "top secret\n");
-  // A tight loop swaps `work` for a link to the outside directory and back.
+  // A tight loop atomically exchanges `work` with a symlink to the outside directory
+  // (renameat2 RENAME_EXCHANGE), so `work` is always there, a real directory or a link out.
   const swapper = spawn("python3", [
     "-c",
-    `import os,sys
-d, out = sys.argv[1], sys.argv[2]
-real = d + ".real"
+    `import ctypes,os,sys
+libc = ctypes.CDLL(None, use_errno=True)
+d, out = sys.argv[1].encode(), sys.argv[2]
+link = d + b".link"
+os.symlink(out, link)
 while True:
-    try:
-        os.rename(d, real); os.symlink(out, d); os.unlink(d); os.rename(real, d)
-    except OSError:
-        pass`,
+    if libc.renameat2(-100, d, -100, link, 2) != 0:
+        sys.exit("renameat2 failed: errno %d" % ctypes.get_errno())`,
     join(root, "work"),
     outside,
   ]);
+  let swapError = "";
+  swapper.stderr.on("data", (d) => (swapError += d));
   const t = await setup(root);
   const seen = [];
   try {
@@ -174,6 +177,7 @@ while True:
   } finally {
     swapper.kill();
   }
+  assert.equal(swapError, "", "the swapper kept swapping");
   for (const r of seen) assert.doesNotMatch(r, /top secret|secret\.txt/, `leaked from outside: ${r}`);
   assert.deepEqual(readdirSync(outside).sort(), ["note.txt", "secret.txt"], "nothing was created outside");
   assert.equal(readFileSync(join(outside, "note.txt"), "utf8"), "top secret\n");
