@@ -200,12 +200,13 @@ impl Jail {
                         Ok(()) | Err(Errno::EEXIST) => {}
                         Err(e) => return Err(failed(shown, e)),
                     }
-                    openat(&dir, *part, search, Mode::empty()).map_err(|e| failed(shown, e))?
+                    openat(&dir, *part, search, Mode::empty()).map_err(|e| failed_at(&dir, part, shown, e))?
                 }
-                Err(e) => return Err(failed(shown, e)),
+                Err(e) => return Err(failed_at(&dir, part, shown, e)),
             };
         }
-        let fd = openat(&dir, *last, last_flags, Mode::from_bits_truncate(0o666)).map_err(|e| failed(shown, e))?;
+        let fd = openat(&dir, *last, last_flags, Mode::from_bits_truncate(0o666))
+            .map_err(|e| failed_at(&dir, last, shown, e))?;
         Ok(File::from(fd))
     }
 }
@@ -223,8 +224,19 @@ fn io(path: &str, e: std::io::Error) -> JailError {
     JailError::Io { path: path.to_string(), reason: e.to_string() }
 }
 
-/// An open that failed on the way: a symlink met with `O_NOFOLLOW` (ELOOP; ENOTDIR for a
-/// directory component) means a swap; anything else is reported as it is.
+/// A directory component that failed to open. With `O_DIRECTORY | O_NOFOLLOW` a symlink shows
+/// as ENOTDIR, like a plain file where a directory should be; only the link means a swap.
+fn failed_at(dir: &OwnedFd, name: &OsStr, path: &str, e: Errno) -> JailError {
+    use nix::sys::stat::SFlag;
+    let is_link = || {
+        nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
+    };
+    if e == Errno::ENOTDIR && is_link() { JailError::Swapped(path.to_string()) } else { failed(path, e) }
+}
+
+/// An open that failed on the way: a symlink met with `O_NOFOLLOW` (ELOOP) means a swap;
+/// anything else is reported as it is.
 fn failed(path: &str, e: Errno) -> JailError {
     match e {
         Errno::ELOOP => JailError::Swapped(path.to_string()),
@@ -327,7 +339,10 @@ mod tests {
         std::fs::remove_file(&file).expect("rm link");
         std::fs::remove_dir(&dir).expect("rmdir");
         symlink(&outside, &dir).expect("symlink");
-        assert!(jail.open_beneath(&dir.join("keep.txt"), Open::Create, "src/keep.txt").is_err());
+        assert_eq!(
+            jail.open_beneath(&dir.join("keep.txt"), Open::Create, "src/keep.txt").err(),
+            Some(JailError::Swapped("src/keep.txt".into()))
+        );
         assert!(jail.open_beneath(&dir.join("new.txt"), Open::Create, "src/new.txt").is_err());
         assert!(jail.open_beneath(&dir, Open::Dir, "src").is_err());
         assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).expect("read"), "precious", "never truncated");
@@ -337,6 +352,8 @@ mod tests {
         let (_, f) = jail.open_write("old.txt").expect("open");
         assert_eq!(f.metadata().expect("meta").len(), 0);
         assert!(jail.open_write("deep/er/new.txt").is_ok());
+        // A plain file where a directory should be is not mistaken for a swap.
+        assert!(matches!(jail.open_write("old.txt/x"), Err(JailError::Io { .. })));
         assert!(root.join("deep/er/new.txt").exists());
         let (_, d) = jail.open_dir(".").expect("root dir");
         assert!(same_dir(&d, &std::fs::metadata(&root).expect("meta")));
