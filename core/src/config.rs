@@ -104,7 +104,8 @@ struct LimitsSection {
     client_request_timeout_secs: Option<u64>,
     max_turn_requests: Option<u32>,
     permission_timeout_secs: Option<u64>,
-    /// Replaces the default forbidden paths (~/.ssh, ~/.aws, ~/.gnupg, /etc, Corvid's config).
+    /// Replaces the default forbidden paths (/etc, Corvid's config, credential stores in ~: see
+    /// `Jail::default_forbidden`).
     forbidden_paths: Option<Vec<PathBuf>>,
     /// How long an MCP tool call may take before it fails.
     mcp_call_timeout_secs: Option<u64>,
@@ -192,6 +193,32 @@ pub struct Config {
     pub default_agent: Option<String>,
     /// The connection's default alias (`corvid serve`'s `?agent=`); not read from the file.
     pub connection_agent: Option<String>,
+    /// `CORVID_TEST_FAULT`: a fault the e2e tests inject on purpose (see [`TestFault`]).
+    pub test_fault: Option<TestFault>,
+}
+
+/// Faults injected by the e2e tests through `CORVID_TEST_FAULT`, read once with the rest of
+/// the environment. Off unless set; each one is a single cheap check on a path that exists
+/// anyway, so release builds carry it (the tests drive the release binary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestFault {
+    /// `panic-in-turn`: a turn panics as soon as the model's streamed text contains
+    /// [`TestFault::PANIC_MARKER`] (so only the turn the test scripts for it is hit).
+    PanicInTurn,
+}
+
+impl TestFault {
+    pub const PANIC_MARKER: &'static str = "CORVID-TEST-PANIC";
+
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "panic-in-turn" => Some(TestFault::PanicInTurn),
+            other => {
+                tracing::warn!(value = other, "unknown CORVID_TEST_FAULT; ignored");
+                None
+            }
+        }
+    }
 }
 
 /// What tokens cost: per million, in `currency`.
@@ -363,6 +390,7 @@ impl Config {
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
             connection_agent: None,
+            test_fault: env.var("CORVID_TEST_FAULT").as_deref().and_then(TestFault::parse),
         })
     }
 }
@@ -431,6 +459,7 @@ impl Default for Config {
             agents: Default::default(),
             default_agent: None,
             connection_agent: None,
+            test_fault: None,
         }
     }
 }

@@ -206,6 +206,10 @@ async fn connect_one(config: &acp::McpServer, http: &reqwest::Client) -> Result<
         acp::McpServer::Stdio(s) => {
             let mut cmd = tokio::process::Command::new(&s.command);
             cmd.args(&s.args).process_group(0).kill_on_drop(true);
+            // Provider keys stay with Corvid; what the client set for the server is kept.
+            for var in crate::tools::shell::secret_vars() {
+                cmd.env_remove(var);
+            }
             for v in &s.env {
                 cmd.env(&v.name, &v.value);
             }

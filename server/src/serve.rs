@@ -224,11 +224,12 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
-/// Compares fixed-length digests without an early exit, so timing says nothing about the token.
+/// Compares the SHA-256 digests (fixed length, whatever the token's) with `subtle`'s
+/// constant-time equality, so timing says nothing about the token.
 fn token_matches(expected: &[u8; 32], presented: &str) -> bool {
+    use subtle::ConstantTimeEq;
     let got = digest(presented.as_bytes());
-    let diff = expected.iter().zip(got.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    std::hint::black_box(diff) == 0
+    expected[..].ct_eq(&got[..]).into()
 }
 
 /// Every token the request presents: `Authorization: Bearer`, a `bearer.<token>`
@@ -509,6 +510,10 @@ mod tests {
         assert!(token_matches(&expected, "s3cret"));
         assert!(!token_matches(&expected, "s3cre"));
         assert!(!token_matches(&expected, ""));
+        assert!(!token_matches(&expected, "s3cret\0"));
+        assert!(!token_matches(&expected, &"s3cret".repeat(1000)), "any length compares as a 32-byte digest");
+        // Tokens that differ only in their last byte take the same path as any other mismatch.
+        assert!(!token_matches(&digest(b"aaaaaaaa"), "aaaaaaab"));
     }
 
     #[test]

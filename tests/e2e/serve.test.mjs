@@ -193,6 +193,48 @@ test("sessions per connection count session/load and session/resume too, not a r
     { args: ["--max-sessions-per-connection", "1"] },
   ));
 
+test("no auth bypass through ?agent=; a loopback flood: extra connections 503, unauthenticated 401, then business as usual", () =>
+  withServer(
+    async (server) => {
+      // Without a valid token, ?agent= (known alias, unknown alias, empty or wrong token) is 401:
+      // not a connection, and not even a 400 that would tell which aliases exist.
+      for (const q of ["?agent=helper", "?agent=nope", "?agent=helper&token=", "?agent=helper&token=nope", "?token=&agent=helper"]) {
+        const r = await connect(server.url + q, { ca: certs.ca });
+        assert.equal(r.status, 401, q);
+      }
+      const badAlias = await connect(server.url + "?agent=nope", { ca: certs.ca, headers: bearer });
+      assert.equal(badAlias.status, 400, "with the token, an unknown alias is a 400");
+
+      // 12 authenticated connections at once against --max-connections 4.
+      const tries = await Promise.all(Array.from({ length: 12 }, () => connect(server.url, { headers: bearer, ca: certs.ca }).catch((e) => ({ error: e }))));
+      const open = tries.filter((t) => t.ws);
+      assert.equal(open.length, 4, "exactly the cap is admitted");
+      assert.deepEqual(tries.filter((t) => !t.ws).map((t) => t.status), Array(8).fill(503));
+      // 60 unauthenticated attempts at once: all 401, none takes a slot.
+      const anon = await Promise.all(Array.from({ length: 60 }, () => connect(server.url, { ca: certs.ca }).catch((e) => ({ error: e }))));
+      assert.deepEqual([...new Set(anon.map((a) => a.status))], [401]);
+      // A burst of 500 requests on one connection: every one answered.
+      const c = open[0];
+      for (let i = 0; i < 500; i++) c.send({ jsonrpc: "2.0", id: 1000 + i, method: "initialize", params: INIT });
+      await c.waitFor(() => c.frames.filter((f) => f.id >= 1000 && f.result).length === 500, 30000, "500 answers");
+      for (const x of open) await x.close();
+      // The slots come back once the connections have wound down; a normal client is served.
+      let again;
+      for (let i = 0; i < 50 && !again?.ws; i++) {
+        again = await connect(server.url + "?agent=helper", { headers: bearer, ca: certs.ca });
+        if (!again.ws) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(again.ws, `reconnected: ${again.status}`);
+      await again.request(1, "initialize", INIT);
+      const s = await again.request(2, "session/new", { cwd: tmpdir(), mcpServers: [] });
+      assert.ok(s.result?.sessionId, JSON.stringify(s));
+      await again.close();
+      for (const x of [...open, again]) assert.deepEqual(x.violations, []);
+      assert.ok(!server.stderr.includes("session created") || server.stderr.match(/session created/g).length === 1, "only the authenticated client made a session");
+    },
+    { env: agentEnv({ fake, config: '[agents.helper]\nmodel = "fake-model"\n' }), args: ["--max-connections", "4"] },
+  ));
+
 test("SIGTERM mid-turn: the turn is answered and stored as cancelled, the server exits 0", async () => {
   const env = agentEnv({ fake });
   const cwd = mkdtempSync(join(tmpdir(), "corvid-serve-term-"));

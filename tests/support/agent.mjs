@@ -108,6 +108,11 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } 
       record(text);
       child.stdin.write(raw ? text : text + "\n");
     },
+    /** Writes raw bytes to stdin in one write (request ids are noted for the schema check). */
+    writeBytes(bytes) {
+      record(bytes.toString("utf8"));
+      child.stdin.write(bytes);
+    },
     send(obj) {
       agent.write(JSON.stringify(obj));
     },

@@ -112,6 +112,15 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       res.end();
       return;
     }
+    // Mid-stream faults after the chunks: `stall` keeps the stream open and silent;
+    // `reset` kills the connection (TCP RST) without ending the HTTP response.
+    if (spec.stall) return;
+    if (spec.reset) {
+      // Give the client time to read the chunks first: a reset discards unread data.
+      await sleep(100);
+      res.socket?.resetAndDestroy?.() ?? res.destroy();
+      return;
+    }
     res.write(frame({}, spec.finish ?? "stop"));
     res.write(usage);
     res.end("data: [DONE]\n\n");

@@ -31,7 +31,8 @@ function makeServer() {
       case "echo":
         return { content: [{ type: "text", text: `${name} says: ${args.text}` }] };
       case "whoami":
-        return { content: [{ type: "text", text: JSON.stringify({ name, pid: process.pid }) }] };
+        // apiKeys: which *_API_KEY variables this server inherited (the security test wants none).
+        return { content: [{ type: "text", text: JSON.stringify({ name, pid: process.pid, apiKeys: Object.keys(process.env).filter((k) => k.endsWith("_API_KEY")) }) }] };
       case "picture":
         return { content: [{ type: "text", text: "here it is" }, { type: "image", data: PNG, mimeType: "image/png" }] };
       case "slow":

@@ -398,6 +398,16 @@ impl Agent {
 
     async fn set_config_option(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
         const M: &str = "session/set_config_option";
+        // `value` is an untagged enum flattened into the request: serde's own error names
+        // neither the field nor what it takes.
+        if let Some(v) = params.as_ref().and_then(|p| p.get("value"))
+            && !(v.is_string() || v.is_boolean())
+        {
+            return Err(RpcError::invalid_params(
+                M,
+                format!("value: must be a value id (a string) or a boolean, got {v}"),
+            ));
+        }
         let req: acp::SetSessionConfigOptionRequest = parse(M, params)?;
         let session = self.sessions.get(&req.session_id.0)?;
         let Some(value) = req.value.as_value_id() else {
@@ -505,6 +515,10 @@ impl Agent {
 
 /// Checks that `path` is absolute and an existing directory; returns it canonicalized.
 pub(super) fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, RpcError> {
+    // No path can contain NUL; say so instead of "does not exist (nul byte found ...)".
+    if std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).contains(&0) {
+        return Err(RpcError::invalid_params(method, format!("{field} contains a NUL byte")));
+    }
     if !path.is_absolute() {
         return Err(RpcError::invalid_params(
             method,
@@ -536,8 +550,18 @@ impl Handler for Agent {
             "session/set_config_option" => this.set_config_option(params).boxed(),
             "session/set_mode" => this.set_mode(params).boxed(),
             "session/close" => futures_util::future::ready(this.close_session(params)).boxed(),
-            "session/load" => this.restore("session/load", params, true).boxed(),
-            "session/resume" => this.restore("session/resume", params, false).boxed(),
+            "session/load" | "session/resume" => {
+                // Marked before the next frame is read, so a prompt sent right behind the
+                // load is told to wait rather than "session not found".
+                let loading = this.sessions.begin_loading(params.as_ref());
+                let method = if method == "session/load" { "session/load" } else { "session/resume" };
+                this.restore(method, params, method == "session/load")
+                    .map(move |result| {
+                        drop(loading);
+                        result
+                    })
+                    .boxed()
+            }
             "session/list" => this.list_sessions(params).boxed(),
             "session/delete" => this.delete_session(params).boxed(),
             // Corvid extensions: durable "always" permission answers, listable and revocable.
@@ -545,6 +569,7 @@ impl Handler for Agent {
             "_corvid/permissions/revoke" => this.revoke_rule(params).boxed(),
             // ZeroClaw compatibility.
             "session/stop" => this.stop_session(params).boxed(),
+            "session/cancel" => futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()))).boxed(),
             other => futures_util::future::ready(Err(RpcError::MethodNotFound(other.to_string()))).boxed(),
         }
     }

@@ -24,6 +24,11 @@ pub fn normalize(params: Option<Value>) -> Option<Value> {
 /// `"<method>: <field path>: <problem>"`, e.g. `session/new: cwd: invalid type: integer ...`.
 pub fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, RpcError> {
     let value = params.unwrap_or_else(|| Value::Object(Default::default()));
+    // JSON-RPC allows positional params, and serde would map an array onto a struct's fields
+    // in order; ACP's params are named, so an array is a client bug worth reporting.
+    if value.is_array() {
+        return Err(RpcError::invalid_params(method, "params must be an object (ACP params are named), not an array"));
+    }
     serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -53,5 +58,7 @@ mod tests {
         assert!(e.to_string().starts_with("session/prompt: prompt"), "{e}");
         let e = parse::<acp::InitializeRequest>("initialize", None).expect_err("must fail");
         assert!(e.to_string().contains("protocolVersion"), "{e}");
+        let e = parse::<acp::InitializeRequest>("initialize", Some(json!([1]))).expect_err("positional");
+        assert!(e.to_string().starts_with("initialize: params must be an object"), "{e}");
     }
 }

@@ -286,6 +286,26 @@ impl Drop for TurnClaim {
 #[derive(Default)]
 pub struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
+    /// Ids with a `session/load` or `session/resume` in flight (a count: loads may overlap).
+    loading: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// Marks a session id as being loaded until dropped.
+pub struct LoadingMark {
+    id: String,
+    loading: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for LoadingMark {
+    fn drop(&mut self) {
+        let mut loading = self.loading.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(n) = loading.get_mut(&self.id) {
+            *n -= 1;
+            if *n == 0 {
+                loading.remove(&self.id);
+            }
+        }
+    }
 }
 
 impl Sessions {
@@ -302,7 +322,20 @@ impl Sessions {
     }
 
     pub fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
-        self.map().get(id).cloned().ok_or_else(|| RpcError::SessionNotFound(id.to_string()))
+        if let Some(session) = self.map().get(id).cloned() {
+            return Ok(session);
+        }
+        let loading = self.loading.lock().map(|l| l.contains_key(id)).unwrap_or(false);
+        Err(if loading { RpcError::SessionLoading(id.to_string()) } else { RpcError::SessionNotFound(id.to_string()) })
+    }
+
+    /// Marks the `sessionId` of load/resume params as loading (nothing if there is none: the
+    /// request then fails on its params anyway).
+    pub fn begin_loading(&self, params: Option<&serde_json::Value>) -> Option<LoadingMark> {
+        let id = params?.get("sessionId")?.as_str()?.to_string();
+        let mut loading = self.loading.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *loading.entry(id.clone()).or_insert(0) += 1;
+        Some(LoadingMark { id, loading: self.loading.clone() })
     }
 
     /// Takes a session out of the connection; its MCP servers end with it.

@@ -5,8 +5,11 @@
 //! emitting, flushes the ledger (so what was already queued reaches the client) and only then
 //! answers, so no update of a cancelled turn can follow its `session/prompt` response.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures_util::FutureExt;
 
 use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
@@ -17,7 +20,7 @@ use super::commands::{self, COMPACT_PROMPT, Command};
 use super::ledger::{emit, record_message, text_chunk};
 use super::permission::{self, Asker, Decision};
 use super::session::{Session, TurnClaim};
-use crate::config::Config;
+use crate::config::{Config, TestFault};
 use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, start_chat,
 };
@@ -72,24 +75,23 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
     }
     announce_title(ledger, &session, turn, &prompt.text).await;
 
-    let outcome = match command {
-        Some(Command::Compact) => compact(&session, &ctx, turn, &cancel).await,
-        command => {
-            // A command becomes the instruction it stands for; the client still shows what was typed.
-            let text = match command {
-                Some(Command::Prompt(instruction)) => instruction,
-                _ => prompt.text.clone(),
-            };
-            let mut user_message = ChatMessage::user(text);
-            user_message.images = prompt.images;
-            record_message(ledger, &session, &user_message).await;
-            let (model, mut messages) = {
-                let mut state = session.state();
-                state.history.push(user_message);
-                (state.model.clone(), state.history.clone())
-            };
-            messages.insert(0, ChatMessage::system(session.system_prompt()));
-            agent_loop(&session, &ctx, turn, &model, messages, &cancel).await
+    // A panic anywhere in the turn (a bug) fails this turn only: it is stored as failed with
+    // a note the user sees, the prompt gets -32603, and the claim is released so the session
+    // takes the next prompt. Session state behind a poisoned lock is still usable (plain data).
+    let body = AssertUnwindSafe(turn_body(&session, command, prompt.text, prompt.images, &ctx, turn, &cancel))
+        .catch_unwind()
+        .await;
+    let outcome = match body {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            let what = crate::rpc::panic_message(&panic);
+            tracing::error!(session_id = %session.id, turn, panic = %what, "a prompt turn panicked");
+            let note = format!(
+                "\n\n⚠️ Corvid hit an internal error and ended this turn ({what}). You can send another prompt."
+            );
+            let chunk = text_chunk(note, &uuid::Uuid::new_v4().to_string());
+            emit(ledger, &session, Some(turn), &acp::SessionUpdate::AgentMessageChunk(chunk), true).await;
+            Err(RpcError::Internal(format!("session/prompt: the turn failed: {what}")))
         }
     };
     // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
@@ -107,7 +109,7 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
         .push(Record::TurnEnd {
             session_id: session.id.clone(),
             turn,
-            status: "finished",
+            status: if outcome.is_ok() { "finished" } else { "failed" },
             stop_reason: stop_reason.flatten(),
             at: now_rfc3339(),
         })
@@ -116,6 +118,39 @@ pub async fn run_turn(claim: TurnClaim, prompt: UserPrompt, ctx: TurnContext) ->
     ledger.flush().await;
     drop(claim);
     outcome
+}
+
+/// The turn proper: a command, or the user's message through the agent loop.
+async fn turn_body(
+    session: &Arc<Session>,
+    command: Option<Command>,
+    text: String,
+    images: Vec<crate::provider::ImageRef>,
+    ctx: &TurnContext,
+    turn: i64,
+    cancel: &CancellationToken,
+) -> Result<acp::StopReason, RpcError> {
+    let ledger = &ctx.ledger;
+    match command {
+        Some(Command::Compact) => compact(session, ctx, turn, cancel).await,
+        command => {
+            // A command becomes the instruction it stands for; the client still shows what was typed.
+            let text = match command {
+                Some(Command::Prompt(instruction)) => instruction,
+                _ => text,
+            };
+            let mut user_message = ChatMessage::user(text);
+            user_message.images = images;
+            record_message(ledger, session, &user_message).await;
+            let (model, mut messages) = {
+                let mut state = session.state();
+                state.history.push(user_message);
+                (state.model.clone(), state.history.clone())
+            };
+            messages.insert(0, ChatMessage::system(session.system_prompt()));
+            agent_loop(session, ctx, turn, &model, messages, cancel).await
+        }
+    }
 }
 
 /// The first prompt of a session names it.
@@ -342,6 +377,9 @@ async fn stream_step(
             Some(Err(e)) => return Err(RpcError::from(e)),
             Some(Ok(ModelEvent::Text(t))) => {
                 text.push_str(&t);
+                if ctx.config.test_fault == Some(TestFault::PanicInTurn) && text.contains(TestFault::PANIC_MARKER) {
+                    panic!("test fault: panic-in-turn");
+                }
                 match text_as {
                     TextAs::Message => acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id)),
                     TextAs::Compaction(id) => acp::SessionUpdate::CompactionSummaryChunk(

@@ -16,6 +16,9 @@ pub enum RpcError {
     InvalidRequest(String),
     #[error("method not found: {0}")]
     MethodNotFound(String),
+    /// A notification method sent as a request (with an id): -32601, saying how to send it.
+    #[error("method not found: {0} is a notification: send it without an id")]
+    NotARequest(String),
     /// Bad params; the message names the method and the field.
     #[error("{0}")]
     InvalidParams(String),
@@ -40,6 +43,9 @@ pub enum RpcError {
         "session {0} was changed by another Corvid process since this connection loaded it: load it again (session/load) to continue"
     )]
     SessionStale(String),
+    /// A request for a session whose `session/load` or `session/resume` is still running.
+    #[error("session {0} is being loaded: wait for the session/load or session/resume response")]
+    SessionLoading(String),
     /// A per-connection limit set by the front end (e.g. `corvid serve`'s sessions per connection).
     #[error("{0}")]
     LimitReached(String),
@@ -73,13 +79,17 @@ impl RpcError {
         match self {
             RpcError::Parse(_) => acp::Error::new(-32700, message),
             RpcError::InvalidRequest(_) => acp::Error::new(-32600, message),
-            RpcError::MethodNotFound(m) => acp::Error::new(-32601, message).data(json!({ "method": m })),
+            RpcError::MethodNotFound(m) | RpcError::NotARequest(m) => {
+                acp::Error::new(-32601, message).data(json!({ "method": m }))
+            }
             RpcError::InvalidParams(_) => acp::Error::new(-32602, message),
             RpcError::Internal(_) | RpcError::Closed => acp::Error::new(-32603, message),
             RpcError::Cancelled => acp::Error::new(-32800, message),
             RpcError::AuthRequired(_) => acp::Error::new(-32000, message),
             RpcError::SessionNotFound(id) => acp::Error::new(-32002, message).data(json!({ "sessionId": id })),
-            RpcError::SessionBusy(id) => acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id })),
+            RpcError::SessionBusy(id) | RpcError::SessionLoading(id) => {
+                acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id }))
+            }
             RpcError::SessionBusyElsewhere { id, turn, host } => {
                 acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id, "turn": turn, "host": host }))
             }

@@ -214,7 +214,8 @@ fn cancel_inflight(inflight: &Mutex<HashMap<String, CancellationToken>>, params:
     }
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+/// The text of a caught panic's payload.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())

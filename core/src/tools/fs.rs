@@ -104,7 +104,8 @@ fn shown_dir(path: &std::path::Path, jail: &Jail) -> String {
 
 pub fn list_directory(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let a: ListArgs = parse_args("list_directory", args)?;
-    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+    let shown = a.path.as_deref().unwrap_or(".");
+    let (root, dir) = jail.open_dir(shown)?;
     let mut walk = ignore::WalkBuilder::new(&root);
     walk.hidden(false).follow_links(false).require_git(false).sort_by_file_name(|a, b| a.cmp(b));
     if !a.recursive {
@@ -113,7 +114,13 @@ pub fn list_directory(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let mut entries = Vec::new();
     let mut truncated = false;
     for entry in walk.build().flatten() {
-        if entry.depth() == 0 || entry.path().components().any(|c| c.as_os_str() == ".git") {
+        if entry.depth() == 0 {
+            if !entry.metadata().is_ok_and(|m| super::jail::same_dir(&dir, &m)) {
+                return Err(super::JailError::Swapped(shown.to_string()).into());
+            }
+            continue;
+        }
+        if entry.path().components().any(|c| c.as_os_str() == ".git") {
             continue;
         }
         if entries.len() >= LIST_MAX {

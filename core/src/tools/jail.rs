@@ -1,13 +1,21 @@
 //! The workspace jail: every path a tool touches is resolved (symlinks included) and must stay
 //! under the session's roots, outside the forbidden paths.
 //!
-//! Checking a path and then using it leaves a window in which a file can be swapped for a
-//! symlink. So tools open files through [`Jail::open_read`] / [`Jail::open_write`], which check
-//! the path, open it, and check again what was actually opened (via `/proc/self/fd`).
+//! Checking a path and then using it leaves a window in which a file or a directory on the way
+//! can be swapped for a symlink. So tools open through [`Jail::open_read`],
+//! [`Jail::open_write`] and [`Jail::open_dir`]: the path is checked and canonicalized, then
+//! opened one component at a time below its root with `O_NOFOLLOW` at every step (the checked
+//! path had no links, so a link met now was swapped in: refused before anything outside is
+//! opened, created or truncated), and what was opened is checked again (via `/proc/self/fd`).
 
+use std::ffi::OsStr;
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, mkdirat};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum JailError {
@@ -19,6 +27,17 @@ pub enum JailError {
     Forbidden(String, String),
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
+    #[error("{0} changed while it was being opened (a symbolic link appeared on the way); refused")]
+    Swapped(String),
+}
+
+/// What [`Jail::open_beneath`] opens the last component as.
+#[derive(Clone, Copy, PartialEq)]
+enum Open {
+    Read,
+    Dir,
+    /// Write-only, created if missing (missing directories too), not truncated.
+    Create,
 }
 
 #[derive(Debug, Clone)]
@@ -43,7 +62,19 @@ impl Jail {
     pub fn default_forbidden(home: Option<&Path>) -> Vec<PathBuf> {
         let mut v = vec![PathBuf::from("/etc")];
         if let Some(h) = home {
-            for d in [".ssh", ".aws", ".gnupg", ".config/corvid"] {
+            for d in [
+                ".ssh",
+                ".aws",
+                ".gnupg",
+                ".config/corvid",
+                ".netrc",
+                ".git-credentials",
+                ".docker",
+                ".kube",
+                ".config/gh",
+                ".config/gcloud",
+                ".azure",
+            ] {
                 v.push(h.join(d));
             }
         }
@@ -110,27 +141,107 @@ impl Jail {
 
     pub fn open_read(&self, path: &str) -> Result<(PathBuf, File), JailError> {
         let resolved = self.resolve(path)?;
-        let file = File::open(&resolved).map_err(|e| io(path, e))?;
+        let file = self.open_beneath(&resolved, Open::Read, path)?;
         self.verify_open(&file, path)?;
         Ok((resolved, file))
     }
 
-    /// Opens for writing (truncating, creating parents inside the jail as needed).
-    pub fn open_write(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+    /// Opens a directory (a walk checks its root against it with [`same_dir`]).
+    pub fn open_dir(&self, path: &str) -> Result<(PathBuf, File), JailError> {
         let resolved = self.resolve(path)?;
-        if let Some(parent) = resolved.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(path, e))?;
-            // A parent swapped for a link while being created would show up here.
-            self.check(&std::fs::canonicalize(parent).map_err(|e| io(path, e))?, path)?;
-        }
-        let file = File::create(&resolved).map_err(|e| io(path, e))?;
+        let file = self.open_beneath(&resolved, Open::Dir, path)?;
         self.verify_open(&file, path)?;
         Ok((resolved, file))
     }
+
+    /// Opens for writing (truncating, creating parents inside the jail as needed). The file
+    /// is truncated only once what was opened has passed the second check.
+    pub fn open_write(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        let file = self.open_beneath(&resolved, Open::Create, path)?;
+        self.verify_open(&file, path)?;
+        file.set_len(0).map_err(|e| io(path, e))?;
+        Ok((resolved, file))
+    }
+
+    /// Opens the checked, canonical `resolved` from the root that holds it, one component at
+    /// a time, never following a symlink (see the module comment).
+    fn open_beneath(&self, resolved: &Path, how: Open, shown: &str) -> Result<File, JailError> {
+        let root = self
+            .roots
+            .iter()
+            .filter(|r| resolved.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())
+            .ok_or_else(|| self.outside(shown))?;
+        let parts: Vec<&OsStr> = match resolved.strip_prefix(root) {
+            Ok(rel) => rel.components().map(|c| c.as_os_str()).collect(),
+            Err(_) => return Err(self.outside(shown)),
+        };
+        let search = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let last_flags = match how {
+            Open::Read => OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Open::Dir => OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Open::Create => OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        };
+        let Some((last, dirs)) = parts.split_last() else {
+            // The root itself (canonical, so not a link either).
+            if how != Open::Dir {
+                return Err(JailError::Io { path: shown.to_string(), reason: "is a directory".into() });
+            }
+            let fd = nix::fcntl::open(root.as_path(), last_flags, Mode::empty()).map_err(|e| failed(shown, e))?;
+            return Ok(File::from(fd));
+        };
+        let mut dir: OwnedFd = nix::fcntl::open(root.as_path(), search, Mode::empty()).map_err(|e| failed(shown, e))?;
+        for part in dirs {
+            dir = match openat(&dir, *part, search, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::ENOENT) if how == Open::Create => {
+                    match mkdirat(&dir, *part, Mode::from_bits_truncate(0o777)) {
+                        Ok(()) | Err(Errno::EEXIST) => {}
+                        Err(e) => return Err(failed(shown, e)),
+                    }
+                    openat(&dir, *part, search, Mode::empty()).map_err(|e| failed_at(&dir, part, shown, e))?
+                }
+                Err(e) => return Err(failed_at(&dir, part, shown, e)),
+            };
+        }
+        let fd = openat(&dir, *last, last_flags, Mode::from_bits_truncate(0o666))
+            .map_err(|e| failed_at(&dir, last, shown, e))?;
+        Ok(File::from(fd))
+    }
+}
+
+/// Whether `meta` (what a directory walker found at the root it was given) is `dir`, the
+/// directory opened through the jail. A walker opens its root by path, so a root swapped for a
+/// link after the check would be walked outside; this refuses that walk. (File contents found
+/// by a walk are read through [`Jail::open_read`] anyway.)
+pub fn same_dir(dir: &File, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    dir.metadata().is_ok_and(|d| d.dev() == meta.dev() && d.ino() == meta.ino())
 }
 
 fn io(path: &str, e: std::io::Error) -> JailError {
     JailError::Io { path: path.to_string(), reason: e.to_string() }
+}
+
+/// A directory component that failed to open. With `O_DIRECTORY | O_NOFOLLOW` a symlink shows
+/// as ENOTDIR, like a plain file where a directory should be; only the link means a swap.
+fn failed_at(dir: &OwnedFd, name: &OsStr, path: &str, e: Errno) -> JailError {
+    use nix::sys::stat::SFlag;
+    let is_link = || {
+        nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
+    };
+    if e == Errno::ENOTDIR && is_link() { JailError::Swapped(path.to_string()) } else { failed(path, e) }
+}
+
+/// An open that failed on the way: a symlink met with `O_NOFOLLOW` (ELOOP) means a swap;
+/// anything else is reported as it is.
+fn failed(path: &str, e: Errno) -> JailError {
+    match e {
+        Errno::ELOOP => JailError::Swapped(path.to_string()),
+        other => io(path, std::io::Error::from(other)),
+    }
 }
 
 /// Lexical normalization: drops `.`, applies `..`. `None` if `..` climbs above `/`.
@@ -206,5 +317,46 @@ mod tests {
         assert!(matches!(jail.verify_open(&file, "src/a.txt"), Err(JailError::Outside(..))));
         assert!(jail.open_read("src/a.txt").is_err());
         let _ = root;
+    }
+
+    #[test]
+    fn opening_after_the_check_never_follows_a_swapped_link() {
+        let (root, outside, jail) = tree();
+        std::fs::write(outside.join("keep.txt"), "precious").expect("write");
+        // The check saw a real directory and file; both become links before the open.
+        let file = jail.resolve("src/a.txt").expect("inside");
+        std::fs::remove_file(&file).expect("rm");
+        symlink(outside.join("keep.txt"), &file).expect("symlink");
+        assert_eq!(
+            jail.open_beneath(&file, Open::Create, "src/a.txt").err(),
+            Some(JailError::Swapped("src/a.txt".into()))
+        );
+        assert_eq!(
+            jail.open_beneath(&file, Open::Read, "src/a.txt").err(),
+            Some(JailError::Swapped("src/a.txt".into()))
+        );
+        let dir = jail.resolve("src").expect("inside");
+        std::fs::remove_file(&file).expect("rm link");
+        std::fs::remove_dir(&dir).expect("rmdir");
+        symlink(&outside, &dir).expect("symlink");
+        assert_eq!(
+            jail.open_beneath(&dir.join("keep.txt"), Open::Create, "src/keep.txt").err(),
+            Some(JailError::Swapped("src/keep.txt".into()))
+        );
+        assert!(jail.open_beneath(&dir.join("new.txt"), Open::Create, "src/new.txt").is_err());
+        assert!(jail.open_beneath(&dir, Open::Dir, "src").is_err());
+        assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).expect("read"), "precious", "never truncated");
+        assert!(!outside.join("new.txt").exists(), "nothing created outside");
+        // Missing parents are created inside; writes truncate only after the checks.
+        std::fs::write(root.join("old.txt"), "0123456789").expect("write");
+        let (_, f) = jail.open_write("old.txt").expect("open");
+        assert_eq!(f.metadata().expect("meta").len(), 0);
+        assert!(jail.open_write("deep/er/new.txt").is_ok());
+        // A plain file where a directory should be is not mistaken for a swap.
+        assert!(matches!(jail.open_write("old.txt/x"), Err(JailError::Io { .. })));
+        assert!(root.join("deep/er/new.txt").exists());
+        let (_, d) = jail.open_dir(".").expect("root dir");
+        assert!(same_dir(&d, &std::fs::metadata(&root).expect("meta")));
+        assert!(!same_dir(&d, &std::fs::metadata(&outside).expect("meta")));
     }
 }

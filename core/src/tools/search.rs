@@ -26,6 +26,15 @@ struct SearchArgs {
     glob: Option<String>,
 }
 
+/// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
+fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
+    if entry.metadata().is_ok_and(|m| super::jail::same_dir(dir, &m)) {
+        Ok(())
+    } else {
+        Err(super::JailError::Swapped(shown.to_string()).into())
+    }
+}
+
 fn walker(root: &std::path::Path) -> ignore::Walk {
     ignore::WalkBuilder::new(root).hidden(false).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build()
 }
@@ -55,11 +64,15 @@ pub fn announce_glob(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
 
 pub fn glob(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let a: GlobArgs = parse_args("glob", args)?;
-    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+    let shown = a.path.as_deref().unwrap_or(".");
+    let (root, dir) = jail.open_dir(shown)?;
     let matcher = glob_matcher(&a.pattern)?;
     let mut found = Vec::new();
     let mut truncated = false;
     for entry in walker(&root).flatten() {
+        if entry.depth() == 0 {
+            check_root(&entry, &dir, shown)?;
+        }
         if skip(&entry) {
             continue;
         }
@@ -97,7 +110,8 @@ pub fn announce_search(args: &Value, jail: &Jail) -> Result<Announce, ToolError>
 
 pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let a: SearchArgs = parse_args("search", args)?;
-    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+    let shown = a.path.as_deref().unwrap_or(".");
+    let (root, dir) = jail.open_dir(shown)?;
     let matcher = RegexMatcher::new_line_matcher(&a.pattern)
         .map_err(|e| ToolError::Failed(format!("invalid regular expression `{}`: {e}", a.pattern)))?;
     let filter = a.glob.as_deref().map(glob_matcher).transpose()?;
@@ -105,6 +119,9 @@ pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let mut truncated = false;
     let mut searcher = Searcher::new();
     'files: for entry in walker(&root).flatten() {
+        if entry.depth() == 0 {
+            check_root(&entry, &dir, shown)?;
+        }
         if skip(&entry) {
             continue;
         }
@@ -112,14 +129,15 @@ pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
         if filter.as_ref().is_some_and(|g| !g.is_match(&rel)) {
             continue;
         }
-        // Files that resolve outside the jail (symlinks) are skipped, not read.
-        if jail.resolve(&entry.path().display().to_string()).is_err() {
+        // Read through the jail: files that resolve outside it (symlinks, or swapped for
+        // one meanwhile) are skipped, not read.
+        let Ok((_, file)) = jail.open_read(&entry.path().display().to_string()) else {
             continue;
-        }
+        };
         let mut file_hits = Vec::new();
-        let _ = searcher.search_path(
+        let _ = searcher.search_file(
             &matcher,
-            entry.path(),
+            &file,
             UTF8(|line_no, line| {
                 let mut text = line.trim_end().to_string();
                 if text.len() > LINE_MAX {

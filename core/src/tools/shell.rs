@@ -18,8 +18,23 @@ const MAX_TIMEOUT: u64 = 1800;
 /// Output kept for the model and the client (the tail, if longer).
 pub(super) const OUTPUT_CAP: usize = 64 * 1024;
 /// Provider credentials never reach commands the model runs.
-pub(super) const SECRET_VARS: &[&str] =
-    &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+const SECRET_VARS: &[&str] = &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+
+/// The variables removed from the environment of every process Corvid starts for the model
+/// (commands, client terminals, MCP servers): the provider keys above, and any inherited
+/// `*_API_KEY` (other providers' keys the user happens to have exported).
+pub(crate) fn secret_vars() -> Vec<String> {
+    let mut vars: Vec<String> = SECRET_VARS.iter().map(|v| (*v).to_string()).collect();
+    for (name, _) in std::env::vars_os() {
+        if let Some(name) = name.to_str()
+            && name.to_ascii_uppercase().ends_with("_API_KEY")
+            && !vars.iter().any(|v| v == name)
+        {
+            vars.push(name.to_string());
+        }
+    }
+    vars
+}
 
 #[derive(Deserialize)]
 pub(super) struct Args {
@@ -69,7 +84,7 @@ pub async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for var in SECRET_VARS {
+    for var in secret_vars() {
         cmd.env_remove(var);
     }
     let mut child = cmd.spawn().map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;

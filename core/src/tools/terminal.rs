@@ -13,7 +13,7 @@ use agent_client_protocol_schema::v1 as acp;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::shell::{Args, Ended, SECRET_VARS, outcome};
+use super::shell::{Args, Ended, outcome, secret_vars};
 use super::{Jail, Output, ToolError, parse_args};
 use crate::rpc::Peer;
 
@@ -37,7 +37,7 @@ pub async fn run(
 ) -> Result<(Output, bool), ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
-    let env = SECRET_VARS.iter().map(|v| acp::EnvVariable::new(*v, "")).collect();
+    let env = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
     let request = acp::CreateTerminalRequest::new(client.session_id.clone(), "sh")
         .args(vec!["-c".to_string(), a.command.clone()])
         .env(env)
