@@ -67,8 +67,22 @@ impl Jail {
         // loop) is followed here: left in the path, writing through it would create its target
         // wherever that is.
         'resolve: loop {
-            let mut existing = pending.clone();
+            // The existing part ends at the first name that is missing (links not followed),
+            // found walking down from the root: popping names off the end instead costs a
+            // canonicalization of the whole path per name, quadratic in a long path of missing
+            // names (a 400 KB path took 13 s). `rest` holds the other names, last first.
+            let mut existing = PathBuf::new();
             let mut rest = Vec::new();
+            let mut names = pending.iter();
+            while let Some(name) = names.next() {
+                existing.push(name);
+                if std::fs::symlink_metadata(&existing).is_err() {
+                    existing.pop();
+                    rest.extend(names.by_ref().rev().map(ToOwned::to_owned));
+                    rest.push(name.to_owned());
+                    break;
+                }
+            }
             let canonical = loop {
                 match std::fs::canonicalize(&existing) {
                     Ok(c) => break c,
@@ -235,6 +249,21 @@ mod tests {
         assert_eq!(jail.resolve("dangling-in"), Ok(root.join("src/new.txt")));
         assert_eq!(jail.resolve("chain"), Ok(root.join("src/new.txt")));
         assert!(matches!(jail.resolve("loop/x"), Err(JailError::Io { .. })));
+    }
+
+    /// Found probing the `jail` fuzz target with long inputs: a path of many missing names
+    /// took time quadratic in its length (13 s for 400 KB). Now one walk down finds the
+    /// existing part; the rest is appended as is.
+    #[test]
+    fn a_long_path_of_missing_names_resolves_in_one_walk() {
+        let (root, _, jail) = tree();
+        let long = "x/".repeat(200_000);
+        let resolved = jail.resolve(&long).expect("inside");
+        assert!(resolved.starts_with(&root) && resolved.components().count() == root.components().count() + 200_000);
+        assert!(matches!(
+            jail.resolve(&format!("{long}../../x/{}", "../".repeat(200_000))),
+            Err(JailError::Outside(..))
+        ));
     }
 
     #[test]
