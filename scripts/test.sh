@@ -2,9 +2,10 @@
 # The one test command (README → "Test"); .ci/run calls exactly this.
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
-# Rust unit tests, the Node end-to-end suite against the real binary, and the in-process
-# suite against the napi addon and the packed npm package, then the VS Code extension's
-# unit tests, VSIX packaging and its end-to-end test in code-server (scripts/vscode-e2e.sh).
+# Rust unit tests, a short run of every fuzz target (scripts/fuzz.sh), the Node end-to-end
+# suite against the real binary, and the in-process suite against the napi addon and the
+# packed npm package, then the VS Code extension's unit tests, VSIX packaging and its end-to-end
+# test in code-server (scripts/vscode-e2e.sh).
 # The fleet-store tests run against a throwaway PostgreSQL cluster (scripts/pg-cluster.sh,
 # Debian's packages, loopback only), stopped when this script exits.
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
@@ -59,6 +60,9 @@ npm run --silent build:native
 
 step "Rust tests"
 cargo test --release --workspace --locked
+
+step "fuzz targets (libFuzzer on stable, 20 s each from the committed corpora; README → Fuzzing)"
+bash scripts/fuzz.sh 20
 
 step "end-to-end tests (Node, official ACP SDKs, real binary)"
 npm run --silent test:e2e

@@ -3,6 +3,8 @@
 mod accounting;
 mod client_features;
 mod commands;
+#[doc(hidden)]
+pub mod fuzzing;
 mod instructions;
 mod ledger;
 mod model_source;

@@ -198,11 +198,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
+        // Bytes, not `&s[..]`: the two after `%` may split a multi-byte character.
         if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+            && let (Some(hi), Some(lo)) = (hex(bytes.get(i + 1)), hex(bytes.get(i + 2)))
         {
-            out.push(b);
+            out.push((hi << 4) | lo);
             i += 3;
             continue;
         }
@@ -210,6 +210,10 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(digit: Option<&u8>) -> Option<u8> {
+    digit.and_then(|d| char::from(*d).to_digit(16)).and_then(|v| u8::try_from(v).ok())
 }
 
 fn unsupported(index: usize, what: &str) -> RpcError {
@@ -237,6 +241,21 @@ mod tests {
         let mut p = json!({ "prompt": [{ "text": "a" }, { "type": "text", "text": "b" }] });
         normalize(&mut p);
         assert_eq!(p["prompt"][0]["type"], "text");
+    }
+
+    /// Found by the `prompt` fuzz target: a `%` followed by a character and half of a
+    /// multi-byte one panicked (a `&str` sliced inside a character).
+    #[test]
+    fn percent_escapes_never_split_characters() {
+        assert_eq!(percent_decode("%aé"), "%aé");
+        assert_eq!(percent_decode("%é"), "%é");
+        assert_eq!(percent_decode("a%20b%2"), "a b%2");
+        assert_eq!(percent_decode("%+1%C3%A9"), "%+1é");
+        let dir = std::env::temp_dir().join(format!("corvid-prompt-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let link = blocks(json!([{ "type": "resource_link", "name": "x", "uri": "file:///tmp/%aé" }]));
+        let c = convert(&link, &dir.join("uploads"), &jail(&dir)).expect("converted");
+        assert!(c.text.contains("outside the session's folders"), "{}", c.text);
     }
 
     #[test]

@@ -272,13 +272,13 @@ impl Agent {
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RuleListRequest {
+pub(super) struct RuleListRequest {
     session_id: String,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RuleRevokeRequest {
+pub(super) struct RuleRevokeRequest {
     session_id: String,
     id: i64,
 }
@@ -318,7 +318,7 @@ fn encode_cursor(r: &SessionRecord) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::json!([r.updated_at, r.id]).to_string())
 }
 
-fn decode_cursor(cursor: &str) -> Result<(String, String), RpcError> {
+pub(super) fn decode_cursor(cursor: &str) -> Result<(String, String), RpcError> {
     let invalid = || RpcError::invalid_params("session/list", "cursor: not a cursor this agent issued");
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
     let (at, id): (String, String) = serde_json::from_slice(&bytes).map_err(|_| invalid())?;

@@ -40,9 +40,16 @@ fn classify(value: Value) -> Result<Incoming, FrameError> {
         return Err(FrameError::Invalid { id: None, reason: reason.into() });
     };
     let id = obj.remove("id");
-    let id_ok = matches!(id, None | Some(Value::String(_) | Value::Number(_) | Value::Null));
+    // Integers only (ACP's ids are int64): a fractional or huge number is held as an f64,
+    // which does not always print back as the number the client sent, so the client could
+    // not match the response to its request.
+    let id_ok = match &id {
+        None | Some(Value::String(_) | Value::Null) => true,
+        Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
+        Some(_) => false,
+    };
     if !id_ok {
-        return Err(FrameError::Invalid { id: None, reason: "`id` must be a string, a number or null".into() });
+        return Err(FrameError::Invalid { id: None, reason: "`id` must be a string, an integer or null".into() });
     }
     match obj.get("jsonrpc") {
         Some(Value::String(v)) if v == "2.0" => {}
@@ -137,6 +144,22 @@ mod tests {
             Err(FrameError::Invalid { .. })
         ));
         assert!(matches!(parse(br#"{"jsonrpc":"2.0"}"#), Err(FrameError::Invalid { .. })));
+    }
+
+    /// Found by the `envelope` fuzz target: serde_json's float parsing is not correctly
+    /// rounded, so the id `184233720387951.66` was echoed as `184233720387951.7`. Only integer
+    /// ids are accepted now; the others are refused (-32600, id null) instead of mismatched.
+    #[test]
+    fn fractional_and_huge_ids_are_refused_integers_echoed_exactly() {
+        for text in ["184233720387951.66160", "184233720387951.66", "1.0", "1e2", "18446744073709551616"] {
+            let frame = format!(r#"{{"jsonrpc": "2.0", "id": {text}, "met": 0, "method":"code" }}"#);
+            assert!(matches!(parse(frame.as_bytes()), Err(FrameError::Invalid { id: None, .. })), "{text}");
+        }
+        for text in ["-9223372036854775808", "18446744073709551615", "0"] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"m"}}"#);
+            let Ok(Incoming::Request { id, .. }) = parse(frame.as_bytes()) else { panic!("{text}: a request") };
+            assert_eq!(id.to_string(), text);
+        }
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub fn announce_read(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
     let path = jail.resolve(&a.path)?;
     let start = a.offset.unwrap_or(1);
     let title = match a.limit {
-        Some(l) => format!("Read {}:{}-{}", display(&path, jail), start, start + l - 1),
+        // Saturating: offset and limit come from the model (0, or usize::MAX, must not wrap).
+        Some(l) => format!("Read {}:{}-{}", display(&path, jail), start, start.saturating_add(l).saturating_sub(1)),
         None if start > 1 => format!("Read {}:{}-", display(&path, jail), start),
         None => format!("Read {}", display(&path, jail)),
     };
@@ -224,4 +225,24 @@ pub async fn plan_change(tool: &str, args: &Value, jail: &Jail, files: &Files) -
     let new = old.replacen(&a.old_text, &a.new_text, 1);
     let summary = format!("Edited {}", a.path);
     Ok(Change { path: a.path, resolved, old: Some(old), new, summary })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Offsets and limits come from the model: zero or huge ones must not wrap the title's range
+    /// (found reviewing the fuzz work: `start + limit - 1` underflowed for 0/0).
+    #[test]
+    fn read_titles_never_wrap() {
+        let root = std::env::temp_dir();
+        let jail = Jail::new(vec![root.clone()], vec![]);
+        let title = |offset: usize, limit: usize| {
+            announce_read(&json!({ "path": "x.txt", "offset": offset, "limit": limit }), &jail).map(|a| a.title).expect("announce")
+        };
+        assert!(title(0, 0).ends_with(":0-0"), "{}", title(0, 0));
+        assert!(title(usize::MAX, usize::MAX).ends_with(&format!(":{m}-{}", m = usize::MAX, usize::MAX - 1)));
+        assert!(title(10, 5).ends_with(":10-14"));
+    }
 }

@@ -1,0 +1,125 @@
+//! Entry points for the fuzz targets in `fuzz/` (not a public API).
+//!
+//! They run the same steps the handlers run on a request's params before touching sessions,
+//! the store or the network, so the fuzzer reaches the parsing code without an agent around it.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol_schema::v1 as acp;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::params::{self, parse};
+use super::{prompt, requested_agent, restore};
+use crate::rpc::RpcError;
+use crate::tools::Jail;
+
+/// Every method the agent answers (requests) or accepts (`session/cancel`), as dispatched.
+pub const METHODS: &[&str] = &[
+    "initialize",
+    "authenticate",
+    "logout",
+    "session/new",
+    "session/load",
+    "session/resume",
+    "session/list",
+    "session/delete",
+    "session/close",
+    "session/stop",
+    "session/prompt",
+    "session/cancel",
+    "session/set_mode",
+    "session/set_config_option",
+    "_corvid/permissions/list",
+    "_corvid/permissions/revoke",
+];
+
+/// Parses `params` the way the handler of `method` does (aliases, agent alias fields, prompt
+/// shorthands, list cursors). Accepted params must also survive a serialize/parse round trip
+/// unchanged, since some are stored and replayed: this panics when they do not.
+pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError> {
+    let mut params = params::normalize(params);
+    match method {
+        "initialize" => round_trip::<acp::InitializeRequest>(method, params),
+        "authenticate" => round_trip::<acp::AuthenticateRequest>(method, params),
+        "logout" => round_trip::<acp::LogoutRequest>(method, params),
+        "session/new" => {
+            requested_agent(method, &mut params)?;
+            round_trip::<acp::NewSessionRequest>(method, params)
+        }
+        "session/load" => {
+            requested_agent(method, &mut params)?;
+            round_trip::<acp::LoadSessionRequest>(method, params)
+        }
+        "session/resume" => {
+            requested_agent(method, &mut params)?;
+            round_trip::<acp::ResumeSessionRequest>(method, params)
+        }
+        "session/list" => {
+            let req: acp::ListSessionsRequest = parse(method, params.clone())?;
+            req.cursor.as_deref().map(restore::decode_cursor).transpose()?;
+            round_trip::<acp::ListSessionsRequest>(method, params)
+        }
+        "session/delete" => round_trip::<acp::DeleteSessionRequest>(method, params),
+        "session/close" | "session/stop" => round_trip::<acp::CloseSessionRequest>(method, params),
+        "session/prompt" => {
+            let mut params = params.unwrap_or(Value::Null);
+            prompt::normalize(&mut params);
+            round_trip::<acp::PromptRequest>(method, Some(params))
+        }
+        "session/cancel" => round_trip::<acp::CancelNotification>(method, params),
+        "session/set_mode" => round_trip::<acp::SetSessionModeRequest>(method, params),
+        "session/set_config_option" => {
+            let req: acp::SetSessionConfigOptionRequest = parse(method, params.clone())?;
+            let _ = req.value.as_value_id();
+            round_trip::<acp::SetSessionConfigOptionRequest>(method, params)
+        }
+        "_corvid/permissions/list" => parse::<restore::RuleListRequest>(method, params).map(drop),
+        "_corvid/permissions/revoke" => parse::<restore::RuleRevokeRequest>(method, params).map(drop),
+        other => Err(RpcError::MethodNotFound(other.to_string())),
+    }
+}
+
+fn round_trip<T: DeserializeOwned + Serialize>(method: &str, params: Option<Value>) -> Result<(), RpcError> {
+    let first: T = parse(method, params)?;
+    let once = serde_json::to_value(&first).map_err(|e| RpcError::Internal(e.to_string()))?;
+    let again: T = match parse(method, Some(once.clone())) {
+        Ok(v) => v,
+        Err(e) => panic!("{method}: accepted params do not parse again once serialized: {e}\n{once}"),
+    };
+    let twice = serde_json::to_value(&again).map_err(|e| RpcError::Internal(e.to_string()))?;
+    assert!(same_modulo_floats(&once, &twice), "{method}: params change across a round trip: {once} became {twice}");
+    Ok(())
+}
+
+/// Equal, except that floats may differ: serde_json's float parsing is not correctly rounded
+/// (`float_roundtrip` is off), so a float in `_meta` may not survive printing and parsing.
+fn same_modulo_floats(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() && y.is_f64() => true,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_modulo_floats(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_modulo_floats(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// What a prompt became: the model's text and the uploaded images.
+pub struct PromptContent {
+    pub text: String,
+    pub images: Vec<PathBuf>,
+}
+
+/// `session/prompt`'s params through normalization, parsing and content conversion (which
+/// writes uploads under `uploads` and reads links through `jail`).
+pub fn prompt_content(params: Value, uploads: &Path, jail: &Jail) -> Result<PromptContent, RpcError> {
+    let mut params = params;
+    prompt::normalize(&mut params);
+    let req: acp::PromptRequest = parse("session/prompt", Some(params))?;
+    let content = prompt::convert(&req.prompt, uploads, jail)?;
+    Ok(PromptContent { text: content.text, images: content.images.into_iter().map(|i| i.path).collect() })
+}

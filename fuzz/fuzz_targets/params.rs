@@ -1,0 +1,33 @@
+//! Params of every agent-side method, through the same normalization and parsing as the
+//! handlers (first byte: the method; the rest: the params as JSON).
+//!
+//! Properties: never panics; refusals are -32602 naming the method; accepted params survive a
+//! serialize/parse round trip unchanged (checked inside `parse_params`).
+#![no_main]
+
+use corvid_core::agent::fuzzing::{METHODS, parse_params};
+use corvid_core::rpc::RpcError;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|data: &[u8]| {
+    let [which, json @ ..] = data else { return };
+    let method = METHODS[usize::from(*which) % METHODS.len()];
+    let params = if json.is_empty() {
+        None
+    } else {
+        match serde_json::from_slice::<Value>(json) {
+            // The envelope only lets objects, arrays and null through as params.
+            Ok(Value::Null) => None,
+            Ok(v @ (Value::Object(_) | Value::Array(_))) => Some(v),
+            _ => return,
+        }
+    };
+    match parse_params(method, params) {
+        Ok(()) => {}
+        Err(RpcError::InvalidParams(message)) => {
+            assert!(message.starts_with(&format!("{method}: ")), "{message}");
+        }
+        Err(other) => panic!("{method}: unexpected error kind {other:?}"),
+    }
+});
