@@ -239,10 +239,12 @@ mod tests {
         let root = std::env::temp_dir();
         let jail = Jail::new(vec![root.clone()], vec![]);
         let title = |offset: usize, limit: usize| {
-            announce_read(&json!({ "path": "x.txt", "offset": offset, "limit": limit }), &jail).map(|a| a.title).expect("announce")
+            announce_read(&json!({ "path": "x.txt", "offset": offset, "limit": limit }), &jail)
+                .map(|a| a.title)
+                .expect("announce")
         };
         assert!(title(0, 0).ends_with(":0-0"), "{}", title(0, 0));
-        assert!(title(usize::MAX, usize::MAX).ends_with(&format!(":{m}-{}", m = usize::MAX, usize::MAX - 1)));
+        assert!(title(usize::MAX, usize::MAX).ends_with(&format!(":{}-{}", usize::MAX, usize::MAX - 1)));
         assert!(title(10, 5).ends_with(":10-14"));
     }
 }
