@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createAgent } from "corvid-acp";
 import { CLOSED_URL, corvidBin } from "../support/agent.mjs";
+import { printTable } from "./report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -119,9 +120,5 @@ const rows = [
   ["streaming, 10,000 chunks", `${Math.round(inproc.rate).toLocaleString("en")} updates/s`, `${Math.round(stdio.rate).toLocaleString("en")} updates/s`],
 ];
 const head = ["metric (median)", "in-process (addon)", "stdio (corvid acp)"];
-const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
-console.log(line(head));
-console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
-rows.forEach((r) => console.log(line(r)));
+printTable(head, rows);
 console.log(`\n${RUNS} starts, ${RUNS * 3} session/new, 5 streams each; same store directory for both`);

@@ -15,6 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
 import { agentEnv, corvidBin } from "../support/agent.mjs";
+import { printTable } from "./report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -202,9 +203,5 @@ if (pgStored) {
   const pgUs = ((stats(pgStored.times).median - stats(unstored.times).median) * 1000) / 10000;
   rows.push(["  same, PostgreSQL store (CORVID_TEST_PG_URL)", `${pgUs.toFixed(2)} µs`, ""]);
 }
-const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), ["metric", "result", "target"][i].length));
-const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
-console.log(line(["metric", "result", "target"]));
-console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
-for (const r of rows) console.log(line(r));
+printTable(["metric", "result", "target"], rows);
 console.log(`\n${RUNS} runs each (${RUNS * 3} for session/new, ${RUNS * 2} turns, 7 streams, 7 replays); binary ${corvidBin()}`);

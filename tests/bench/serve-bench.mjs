@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { agentEnv, corvidBin } from "../support/agent.mjs";
+import { percentile, printTable } from "./report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 200);
@@ -104,28 +105,20 @@ server.kill("SIGTERM");
 const [code] = await once(server, "exit");
 model.kill("SIGTERM");
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
-};
 const ms = (x) => `${x.toFixed(1)} ms`;
 const rows = [
   ["connections (concurrent)", String(CONNECTIONS)],
   ["turns", `${turnTimes.length} of ${CONNECTIONS * TURNS}`],
   ["errors", String(errors.length)],
-  ["connect + initialize + session/new p50 / p99", `${ms(pct(setupTimes, 0.5))} / ${ms(pct(setupTimes, 0.99))}`],
-  ["turn latency p50", ms(pct(turnTimes, 0.5))],
-  ["turn latency p99", ms(pct(turnTimes, 0.99))],
+  ["connect + initialize + session/new p50 / p99", `${ms(percentile(setupTimes, 0.5))} / ${ms(percentile(setupTimes, 0.99))}`],
+  ["turn latency p50", ms(percentile(turnTimes, 0.5))],
+  ["turn latency p99", ms(percentile(turnTimes, 0.99))],
   ["wall time, all clients", ms(wall)],
   ["server RSS with all connections open", `${(rssKb / 1024).toFixed(1)} MB`],
   ["server peak RSS (VmHWM)", `${(hwmKb / 1024).toFixed(1)} MB`],
   ["server exit code after SIGTERM", String(code)],
 ];
-const w = [Math.max(...rows.map((r) => r[0].length)), Math.max(...rows.map((r) => r[1].length))];
-const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
-console.log(line(["metric", "result"]));
-console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
-for (const r of rows) console.log(line(r));
+printTable(["metric", "result"], rows);
 console.log(`\nbinary ${corvidBin()}`);
 for (const e of errors.slice(0, 10)) console.error(e);
 process.exit(errors.length === 0 && code === 0 ? 0 : 1);

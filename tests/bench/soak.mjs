@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
 import { agentEnv, corvidBin } from "../support/agent.mjs";
+import { percentile, printTable } from "./report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SESSIONS = Number(process.env.SOAK_SESSIONS ?? 100);
@@ -127,17 +128,13 @@ agent.stdin.end();
 const [code] = await once(agent, "exit");
 model.kill("SIGTERM");
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * p))] : NaN;
-};
 const over = Object.keys(BOUND).filter((k) => end[k] - (k === "children" || k === "zombies" ? 0 : start[k]) > BOUND[k]);
 const f1 = (x) => x.toFixed(1);
 const rows = [
   ["shape", `${SESSIONS} sessions × ${TURNS} turns, ${CONCURRENCY} at a time`],
   ["turns / errors", `${turnTimes.length} / ${errors.length}`],
   ["permission requests answered / updates", `${permissions} / ${updates}`],
-  ["turn latency p50 / p99", `${f1(pct(turnTimes, 0.5))} / ${f1(pct(turnTimes, 0.99))} ms`],
+  ["turn latency p50 / p99", `${f1(percentile(turnTimes, 0.5))} / ${f1(percentile(turnTimes, 0.99))} ms`],
   ["wall time", `${f1(wall / 1000)} s (${f1(turnTimes.length / (wall / 1000))} turns/s)`],
   ["RSS start / after turns / end", `${f1(start.rssMb)} / ${f1(busy.rssMb)} / ${f1(end.rssMb)} MB (bound +${BOUND.rssMb})`],
   ["peak RSS (VmHWM)", `${f1(end.hwmMb)} MB`],
@@ -146,11 +143,7 @@ const rows = [
   ["child processes / zombies at the end", `${end.children} / ${end.zombies} (bound 0 / 0)`],
   ["exit code on stdin EOF", String(code)],
 ];
-const w = [Math.max(...rows.map((r) => r[0].length)), Math.max(...rows.map((r) => r[1].length))];
-const line = (r) => `| ${r.map((c, i) => c.padEnd(w[i])).join(" | ")} |`;
-console.log(line(["metric", "result"]));
-console.log(`|${w.map((n) => "-".repeat(n + 2)).join("|")}|`);
-for (const r of rows) console.log(line(r));
+printTable(["metric", "result"], rows);
 console.log(`\nbinary ${corvidBin()}`);
 for (const e of errors.slice(0, 10)) console.error(e);
 if (over.length) console.error(`over the bound: ${over.join(", ")}`);
