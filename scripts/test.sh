@@ -41,10 +41,17 @@ step "npm dependencies"
 npm ci --no-audit --no-fund --prefer-offline
 
 step "ACP schema"
+# The official v1 schema: ACP_SCHEMA if set, else the reference copy next to the checkout, else
+# the same file as shipped in the pinned official SDK that `npm ci` just installed (a fresh
+# clone on a new machine has no ../shared).
 schema="${ACP_SCHEMA:-$root/../shared/acp-schema/npm-sdk-2.4.0/v1/schema.json}"
+if [ -z "${ACP_SCHEMA:-}" ] && [ ! -f "$schema" ]; then
+  schema="$root/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
+fi
 if [ ! -f "$schema" ]; then
   echo "ACP schema not found at $schema (set ACP_SCHEMA)"; exit 1
 fi
+echo "$schema"
 export ACP_SCHEMA="$schema"
 
 step "format"

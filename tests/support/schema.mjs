@@ -1,13 +1,17 @@
 // Validates every frame the agent emits against the specific `$defs` type of its method in
 // the official ACP schema (the root schema accepts anything; see shared/acp-schema/README.md).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
+// ACP_SCHEMA, else the reference copy next to the checkout, else the identical file shipped in
+// the pinned official SDK (node_modules).
+const shared = join(here, "..", "..", "..", "shared", "acp-schema", "npm-sdk-2.4.0", "v1", "schema.json");
 export const schemaPath =
-  process.env.ACP_SCHEMA ?? join(here, "..", "..", "..", "shared", "acp-schema", "npm-sdk-2.4.0", "v1", "schema.json");
+  process.env.ACP_SCHEMA ??
+  (existsSync(shared) ? shared : join(here, "..", "..", "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"));
 
 const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
 delete schema.anyOf;
