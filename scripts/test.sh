@@ -17,7 +17,21 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cor
 export CARGO_TERM_COLOR=never
 mkdir -p "$CARGO_TARGET_DIR"
 
-step() { printf '\n== %s (%ss)\n' "$1" "$SECONDS"; }
+# Each step's name and start; the table of durations is printed on the way out, pass or fail.
+step_names=() step_starts=()
+step() {
+  printf '\n== %s (%ss)\n' "$1" "$SECONDS"
+  step_names+=("$1") step_starts+=("$SECONDS")
+}
+step_table() {
+  local status=$? i end
+  printf '\n== step times (exit %s, %s s in all)\n' "$status" "$SECONDS"
+  for i in "${!step_names[@]}"; do
+    end=${step_starts[$((i + 1))]:-$SECONDS}
+    printf '%6s s  %s\n' "$((end - step_starts[i]))" "${step_names[i]%% (*}"
+  done
+}
+trap step_table EXIT
 
 step "toolchain"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs)"; exit 1; }
@@ -36,6 +50,8 @@ step "PostgreSQL (a throwaway cluster for the fleet-store tests)"
 # shellcheck source=scripts/pg-cluster.sh
 source scripts/pg-cluster.sh
 pg_cluster_start
+# pg_cluster_start set its own EXIT trap; keep both.
+trap 'step_table; pg_cluster_stop' EXIT
 
 step "npm dependencies"
 npm ci --no-audit --no-fund --prefer-offline
@@ -63,6 +79,7 @@ cargo clippy --release --workspace --all-targets --locked -- -D warnings
 step "build (binary and Node addon, one release build)"
 cargo build --release --workspace --locked
 export CORVID_BIN="$CARGO_TARGET_DIR/release/corvid"
+# The addon from that same build (no second compile of the dependencies; see the script).
 npm run --silent build:native
 
 step "Rust tests"

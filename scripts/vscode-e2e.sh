@@ -20,7 +20,10 @@ step "bundle + unit tests (ACP client glue over both transports, view model, mar
 
 step "package the VSIX (linux-x64, with the .node)"
 (cd extension && rm -rf dist-vsix && npm run --silent package)
-python3 -m zipfile -l extension/dist-vsix/corvid-vscode-linux-x64.vsix | grep -q 'extension/dist/corvid\..*\.node' || { echo "the VSIX lacks the addon"; exit 1; }
+# The listing is read whole before it is searched: `lister | grep -q` under pipefail fails at
+# random when grep exits at the first match and the lister then writes to a closed pipe.
+listing=$(python3 -m zipfile -l extension/dist-vsix/corvid-vscode-linux-x64.vsix)
+grep -q 'extension/dist/corvid\..*\.node' <<<"$listing" || { echo "the VSIX lacks the addon"; exit 1; }
 
 if [ "${CORVID_SKIP_VSCODE_E2E:-}" = 1 ]; then
   echo "CORVID_SKIP_VSCODE_E2E=1: skipping the code-server end-to-end test"

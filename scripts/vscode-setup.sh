@@ -14,6 +14,9 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq "${need[@]}" >&2
 fi
 if [ ! -f "$CS/out/node/entry.js" ] || [ ! -f "$CS/.corvid-installed" ]; then
+  # As root, code-server's postinstall refuses to run unless npm says unsafe-perm (CI runs as
+  # root; npm 7+ no longer knows the option, so it reaches the script only as
+  # npm_config_unsafe_perm, which both spellings below set). Harmless for a normal user.
   # @vscode/ripgrep's postinstall downloads rg from GitHub; seed its cache with Debian's rg.
   RGC="${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11"
   mkdir -p "$RGC"
@@ -24,7 +27,8 @@ if [ ! -f "$CS/out/node/entry.js" ] || [ ! -f "$CS/.corvid-installed" ]; then
   parent=$(dirname "$CS"); mkdir -p "$parent"
   tmp=$(mktemp -d "$parent/.code-server-XXXX")
   (cd "$tmp" && npm pack --silent code-server@4.100.3 >&2 && tar xzf code-server-4.100.3.tgz \
-    && cd package && npm_config_nodedir=/usr npm_config_yes=true npm install --omit=dev --no-audit --no-fund >&2)
+    && cd package && npm_config_nodedir=/usr npm_config_yes=true npm_config_unsafe_perm=true \
+      npm install --omit=dev --no-audit --no-fund --unsafe-perm >&2)
   rm -rf "$CS"; mv "$tmp/package" "$CS"; rm -rf "$tmp"
   touch "$CS/.corvid-installed"
 fi

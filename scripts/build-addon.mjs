@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Builds the Node addon as part of the one release build and puts it where `native.cjs` loads
+// it (`corvid.<platform>.node` at the repository root).
+//
+// Why not `napi build`: it always passes `--target <triple>` (a second target folder) and
+// `--strip` sets RUSTFLAGS, so it recompiled the whole dependency tree that
+// `cargo build --release --workspace` had just built. Here the addon is the workspace member
+// `corvid-node`, built with the same flags into the same folder (a no-op right after the
+// workspace build), and stripped by its release profile (Cargo.toml). `npm run build:types`
+// still runs `napi build` to regenerate the committed `native.cjs` / `native.d.ts` after the
+// addon's exported API changes.
+import { execFileSync } from "node:child_process";
+import { copyFileSync, renameSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+execFileSync("cargo", ["build", "--release", "--locked", "-p", "corvid-node"], { cwd: root, stdio: "inherit" });
+const metadata = JSON.parse(
+  execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: root, encoding: "utf8" }),
+);
+const library = {
+  linux: "libcorvid_node.so",
+  darwin: "libcorvid_node.dylib",
+  win32: "corvid_node.dll",
+}[process.platform];
+// napi-rs's platform names, as native.cjs looks them up.
+const abi = process.platform === "linux" ? (process.report?.getReport()?.header?.glibcVersionRuntime ? "-gnu" : "-musl")
+  : process.platform === "win32" ? "-msvc" : "";
+if (!library) throw new Error(`build-addon: unsupported platform ${process.platform}`);
+const from = join(metadata.target_directory, "release", library);
+const to = join(root, `corvid.${process.platform}-${process.arch}${abi}.node`);
+// Copy, then rename into place: a Node process that has the old file loaded keeps its mapping.
+copyFileSync(from, `${to}.tmp`);
+renameSync(`${to}.tmp`, to);
+console.error(`build-addon: ${to}`);
