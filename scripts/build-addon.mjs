@@ -5,17 +5,18 @@
 // Why not `napi build`: it always passes `--target <triple>` (a second target folder) and
 // `--strip` sets RUSTFLAGS, so it recompiled the whole dependency tree that
 // `cargo build --release --workspace` had just built. Here the addon is the workspace member
-// `corvid-node`, built with the same flags into the same folder (a no-op right after the
-// workspace build), and stripped by its release profile (Cargo.toml). `npm run build:types`
-// still runs `napi build` to regenerate the committed `native.cjs` / `native.d.ts` after the
-// addon's exported API changes.
+// `corvid-node`, built by that same command (so a no-op right after scripts/test.sh's build),
+// and stripped by its release profile (Cargo.toml). Not `-p corvid-node`: building the cdylib
+// alone lets cargo compile every dependency as LTO bitcode only, a second full build.
+// `npm run build:types` still runs `napi build` to regenerate the committed `native.cjs` /
+// `native.d.ts` after the addon's exported API changes.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-execFileSync("cargo", ["build", "--release", "--locked", "-p", "corvid-node"], { cwd: root, stdio: "inherit" });
+execFileSync("cargo", ["build", "--release", "--locked", "--workspace"], { cwd: root, stdio: "inherit" });
 const metadata = JSON.parse(
   execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: root, encoding: "utf8" }),
 );
