@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod config;
 pub mod config_file;
+pub mod editor;
 pub mod mcp;
 pub mod provider;
 pub mod rpc;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::provider::{FunctionSpec, ToolSpec};
-use crate::tools::{Announce, Needs, Output, ToolError};
+use crate::tools::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError};
 
 /// Prefix of every MCP tool's name as the model sees it: `mcp__<server>__<tool>`.
 pub const PREFIX: &str = "mcp__";
@@ -96,8 +96,19 @@ impl McpServers {
         )
     }
 
+    /// The servers' tools, for the session's tool registry.
+    pub fn tools(self: &std::sync::Arc<Self>) -> Vec<std::sync::Arc<dyn Tool>> {
+        self.specs()
+            .into_iter()
+            .map(|spec| {
+                let tool = McpTool { servers: self.clone(), name: spec.function.name.to_string(), spec };
+                std::sync::Arc::new(tool) as std::sync::Arc<dyn Tool>
+            })
+            .collect()
+    }
+
     /// Tools offered to the model.
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    fn specs(&self) -> Vec<ToolSpec> {
         let mut specs = Vec::new();
         for server in &self.servers {
             for tool in &server.tools {
@@ -142,7 +153,7 @@ impl McpServers {
         args: &Value,
         uploads: &std::path::Path,
         cancel: &CancellationToken,
-    ) -> Result<(Output, bool), ToolError> {
+    ) -> Result<Output, ToolError> {
         let (server, tool) = self.find(full).ok_or_else(|| ToolError::Unknown(full.to_string()))?;
         let mut params = rmcp::model::CallToolRequestParams::new(tool.name.clone());
         if let Value::Object(map) = args {
@@ -151,7 +162,7 @@ impl McpServers {
         let call = server.client.call_tool(params);
         let result = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Err(ToolError::Failed("cancelled".into())),
+            () = cancel.cancelled() => return Err(ToolError::Cancelled),
             r = tokio::time::timeout(self.call_timeout, call) => r,
         };
         let result = match result {
@@ -171,7 +182,7 @@ impl McpServers {
         let output = tokio::task::spawn_blocking(move || content(&result, &uploads))
             .await
             .map_err(|e| ToolError::Failed(format!("reading the MCP result failed: {e}")))?;
-        Ok((output, ok))
+        Ok(Output { ok, ..output })
     }
 
     /// Ends every server: stdio process groups are killed and the MCP sessions closed.
@@ -186,6 +197,35 @@ impl McpServers {
             }
             server.client.cancellation_token().cancel();
         }
+    }
+}
+
+/// One tool of a session's MCP servers, as the registry offers it.
+struct McpTool {
+    servers: std::sync::Arc<McpServers>,
+    name: String,
+    spec: ToolSpec,
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn announce(&self, _args: &Value, _jail: &Jail) -> Result<Announce, ToolError> {
+        self.servers.announce(&self.name)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a ToolContext<'a>,
+    ) -> futures_util::future::BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(self.servers.call(&self.name, args, cx.uploads, cx.cancel))
     }
 }
 
@@ -309,7 +349,7 @@ fn content(result: &Value, uploads: &std::path::Path) -> Output {
     {
         texts.push(structured.to_string());
     }
-    Output { for_model: texts.join("\n"), content: shown, raw: result.clone() }
+    Output { for_model: texts.join("\n"), content: shown, raw: result.clone(), ok: true }
 }
 
 /// Stores base64 `data` under `uploads/` and returns the marker the model reads.

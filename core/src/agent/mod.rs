@@ -1,13 +1,13 @@
 //! The ACP agent: method handlers on top of the RPC layer.
 
 mod accounting;
-mod client_features;
 mod commands;
 #[doc(hidden)]
 pub mod fuzzing;
 mod instructions;
 mod ledger;
 mod model_source;
+mod modes;
 mod params;
 mod permission;
 pub(crate) mod prompt;
@@ -25,15 +25,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::{Config, HOW_TO_CONFIGURE};
+use crate::editor::ClientFeatures;
 use crate::rpc::{Handler, Peer, RequestContext, RpcError};
 use crate::store::PendingStore;
 use crate::store::time::now_rfc3339;
 use crate::store::writer::{self, LedgerTx, Record};
-use client_features::ClientFeatures;
 use model_source::ModelSourceResolver;
 use params::parse;
 use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions, THOUGHT_LEVEL_OPTION};
-use turn::{TurnContext, UserPrompt, run_turn};
+use turn::{Turn, TurnContext, UserPrompt};
 
 /// The id of the auth method that explains how to configure a model provider.
 pub const SETUP_AUTH_METHOD: &str = "corvid-setup";
@@ -326,7 +326,7 @@ impl Agent {
             })
             .await;
         let mode = session.state().mode.clone();
-        if mode != permission::DEFAULT_MODE {
+        if mode != modes::DEFAULT_MODE {
             // The alias's default_mode, stored like a mode change.
             self.ledger.push(Record::Mode { session_id: session.id.clone(), mode }).await;
         }
@@ -392,7 +392,7 @@ impl Agent {
                 config: this.config.clone(),
                 client: this.client_features(),
             };
-            let stop = run_turn(claim, prompt, turn_ctx).await?;
+            let stop = Turn::new(claim, turn_ctx).run(prompt).await?;
             to_value(&acp::PromptResponse::new(stop))
         }
         .boxed()
@@ -475,8 +475,8 @@ impl Agent {
     }
 
     async fn change_mode(&self, session: &Arc<Session>, method: &str, field: &str, mode: &str) -> Result<(), RpcError> {
-        if !permission::MODES.iter().any(|(id, ..)| *id == mode) {
-            let known: Vec<&str> = permission::MODES.iter().map(|(id, ..)| *id).collect();
+        if !modes::is_mode(mode) {
+            let known: Vec<&str> = modes::MODES.iter().map(|(id, ..)| *id).collect();
             return Err(RpcError::invalid_params(
                 method,
                 format!("{field}: unknown mode `{mode}` (one of {})", known.join(", ")),

@@ -2,47 +2,18 @@
 //! otherwise the user, through `session/request_permission`.
 //!
 //! Reject is not cancel: a rejected call goes back to the model as declined and the turn goes
-//! on; a `cancelled` outcome ends the turn. No answer in time counts as reject (fail closed).
-
-use std::time::Duration;
+//! on; a `cancelled` outcome (or the turn's cancel while the question is open) ends the turn.
+//! No answer in time counts as reject (fail closed).
 
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::modes::Rule;
 use super::session::Session;
-use crate::rpc::{Peer, RpcError};
+use crate::editor::{EditorClient, EditorError};
 use crate::store::time::now_rfc3339;
 use crate::store::writer::{LedgerTx, Record};
 use crate::tools::{Announce, Needs};
-
-/// The session modes, in the order offered.
-pub const MODES: &[(&str, &str, &str)] = &[
-    ("read-only", "Read only", "Reads and searches; no edits, no commands"),
-    ("ask", "Ask", "Asks before every edit and command"),
-    ("auto-edit", "Auto edit", "Edits files in the workspace without asking; asks before commands"),
-    ("full", "Full access", "Never asks; the workspace jail still holds"),
-];
-pub const DEFAULT_MODE: &str = "ask";
-
-/// A remembered "always" answer, scoped to one tool and an exact path or a command prefix.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rule {
-    pub tool: String,
-    pub scope: String,
-    pub allow: bool,
-}
-
-impl Rule {
-    fn matches(&self, tool: &str, needs: &Needs) -> bool {
-        self.tool == tool
-            && match needs {
-                Needs::Edit(path) | Needs::Mcp(path) => *path == self.scope,
-                Needs::Command(cmd) => cmd == &self.scope || cmd.starts_with(&format!("{} ", self.scope)),
-                Needs::Nothing => false,
-            }
-    }
-}
 
 pub enum Decision {
     Allow,
@@ -57,34 +28,34 @@ pub const NO_PERMISSION_SUPPORT: &str = "Corvid asked for permission to run a to
 permission requests (it answered `session/request_permission` with -32601). The tool call was rejected; switch the \
 session mode to `auto-edit` or `full` to let Corvid act without asking.";
 
-pub struct Asker<'a> {
-    pub peer: &'a Peer,
-    /// Where "always" answers are made durable.
-    pub ledger: &'a LedgerTx,
-    pub deadline: Duration,
-    pub cancel: &'a CancellationToken,
+/// The call a permission is asked for.
+pub struct Question<'a> {
+    pub tool: &'a str,
+    pub call_id: &'a str,
+    pub announce: &'a Announce,
+    pub args: &'a Value,
+    /// What would change (an edit's diff), so the user decides on the real thing.
+    pub preview: Vec<acp::ToolCallContent>,
 }
 
 /// Returns the decision and, when the client could not answer at all, a note for the user.
+/// "Always" answers are remembered through `ledger`.
 pub async fn decide(
     session: &Session,
-    tool: &str,
-    call_id: &str,
-    announce: &Announce,
-    args: &Value,
-    preview: Vec<acp::ToolCallContent>,
-    asker: &Asker<'_>,
+    q: Question<'_>,
+    editor: &EditorClient,
+    ledger: &LedgerTx,
 ) -> (Decision, Option<&'static str>) {
-    if announce.needs == Needs::Nothing {
+    if q.announce.needs == Needs::Nothing {
         return (Decision::Allow, None);
     }
     let mode = session.state().mode.clone();
-    match (mode.as_str(), &announce.needs) {
+    match (mode.as_str(), &q.announce.needs) {
         ("read-only", _) => return (Decision::Reject("the session is in read-only mode".into()), None),
         ("full", _) | ("auto-edit", Needs::Edit(_)) => return (Decision::Allow, None),
         _ => {}
     }
-    if let Some(rule) = session.state().rules.iter().find(|r| r.matches(tool, &announce.needs)) {
+    if let Some(rule) = session.state().rules.iter().find(|r| r.matches(q.tool, &q.announce.needs)) {
         return if rule.allow {
             (Decision::Allow, None)
         } else {
@@ -92,73 +63,61 @@ pub async fn decide(
         };
     }
     let fields = acp::ToolCallUpdateFields::new()
-        .title(announce.title.clone())
-        .kind(announce.kind)
+        .title(q.announce.title.clone())
+        .kind(q.announce.kind)
         .status(acp::ToolCallStatus::Pending)
-        .locations(announce.locations.clone())
-        .raw_input(args.clone());
-    // What would change (an edit's diff), so the user decides on the real thing.
-    let fields = if preview.is_empty() { fields } else { fields.content(preview) };
+        .locations(q.announce.locations.clone())
+        .raw_input(q.args.clone());
+    let fields = if q.preview.is_empty() { fields } else { fields.content(q.preview) };
+    let needs = &q.announce.needs;
     let options = vec![
         acp::PermissionOption::new("allow_once", "Allow", acp::PermissionOptionKind::AllowOnce),
-        acp::PermissionOption::new(
-            "allow_always",
-            always_label(&announce.needs, true),
-            acp::PermissionOptionKind::AllowAlways,
-        ),
+        acp::PermissionOption::new("allow_always", always_label(needs, true), acp::PermissionOptionKind::AllowAlways),
         acp::PermissionOption::new("reject_once", "Reject", acp::PermissionOptionKind::RejectOnce),
         acp::PermissionOption::new(
             "reject_always",
-            always_label(&announce.needs, false),
+            always_label(needs, false),
             acp::PermissionOptionKind::RejectAlways,
         ),
     ];
-    let request = acp::RequestPermissionRequest::new(
-        session.id.clone(),
-        acp::ToolCallUpdate::new(call_id.to_string(), fields),
-        options,
-    );
-    let answer = tokio::select! {
-        biased;
-        () = asker.cancel.cancelled() => return (Decision::Cancelled, None),
-        a = asker.peer.request("session/request_permission", &request, asker.deadline) => a,
-    };
-    let outcome = match answer {
-        Ok(v) => v,
-        Err(RpcError::Timeout { secs, .. }) => {
-            return (Decision::Reject(format!("no answer to the permission request within {secs} s")), None);
-        }
-        Err(RpcError::Remote { error, .. }) if i32::from(error.code) == -32601 => {
-            return (
-                Decision::Reject("the editor cannot answer permission requests".into()),
-                Some(NO_PERMISSION_SUPPORT),
-            );
-        }
-        Err(e) => return (Decision::Reject(format!("the permission request failed: {e}")), None),
-    };
-    match outcome.pointer("/outcome/outcome").and_then(Value::as_str) {
-        Some("cancelled") => (Decision::Cancelled, None),
-        Some("selected") => {
-            let option = outcome.pointer("/outcome/optionId").and_then(Value::as_str).unwrap_or("");
-            let scope = match &announce.needs {
-                Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
-                Needs::Command(c) => c.clone(),
-                Needs::Nothing => String::new(),
-            };
-            match option {
-                "allow_once" => (Decision::Allow, None),
-                "allow_always" => {
-                    remember_rule(session, asker.ledger, Rule { tool: tool.into(), scope, allow: true }).await;
-                    (Decision::Allow, None)
-                }
-                "reject_always" => {
-                    remember_rule(session, asker.ledger, Rule { tool: tool.into(), scope, allow: false }).await;
-                    (Decision::Reject("the user declined (always)".into()), None)
-                }
-                _ => (Decision::Reject("the user declined".into()), None),
+    let outcome =
+        match editor.request_permission(acp::ToolCallUpdate::new(q.call_id.to_string(), fields), options).await {
+            Ok(outcome) => outcome,
+            Err(EditorError::Cancelled) => return (Decision::Cancelled, None),
+            Err(EditorError::Timeout { secs, .. }) => {
+                return (Decision::Reject(format!("no answer to the permission request within {secs} s")), None);
             }
+            Err(e) if e.is_unsupported() => {
+                return (
+                    Decision::Reject("the editor cannot answer permission requests".into()),
+                    Some(NO_PERMISSION_SUPPORT),
+                );
+            }
+            Err(EditorError::Malformed { .. }) => {
+                return (Decision::Reject("the permission answer was not understood".into()), None);
+            }
+            Err(e) => return (Decision::Reject(format!("the permission request failed: {e}")), None),
+        };
+    let option = match outcome {
+        acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
+        _ => return (Decision::Cancelled, None),
+    };
+    let scope = match needs {
+        Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
+        Needs::Command(c) => c.clone(),
+        Needs::Nothing => String::new(),
+    };
+    match option.as_ref() {
+        "allow_once" => (Decision::Allow, None),
+        "allow_always" => {
+            remember_rule(session, ledger, Rule { tool: q.tool.into(), scope, allow: true }).await;
+            (Decision::Allow, None)
         }
-        _ => (Decision::Reject("the permission answer was not understood".into()), None),
+        "reject_always" => {
+            remember_rule(session, ledger, Rule { tool: q.tool.into(), scope, allow: false }).await;
+            (Decision::Reject("the user declined (always)".into()), None)
+        }
+        _ => (Decision::Reject("the user declined".into()), None),
     }
 }
 

@@ -81,7 +81,7 @@ impl Agent {
             .rules(&id)
             .await?
             .into_iter()
-            .map(|r| super::permission::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
+            .map(|r| super::modes::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
             .collect();
         self.close_interrupted_turns(&store, &session).await?;
         let mcp = self.attach_mcp(&session, &mcp_servers).await;
@@ -248,7 +248,7 @@ impl Agent {
             return Err(RpcError::invalid_params(M, format!("id: no rule {} in force for this session", req.id)));
         };
         if let Ok(session) = self.sessions.get(&req.session_id) {
-            let revoked = super::permission::Rule { tool: rule.tool, scope: rule.scope, allow: rule.allow };
+            let revoked = super::modes::Rule { tool: rule.tool, scope: rule.scope, allow: rule.allow };
             session.state().rules.retain(|r| *r != revoked);
         }
         Ok(serde_json::json!({}))
@@ -303,8 +303,8 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
         mode: record
             .mode
             .clone()
-            .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
-            .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
+            .filter(|m| super::modes::is_mode(m))
+            .unwrap_or_else(|| super::modes::DEFAULT_MODE.to_string()),
         spent,
         thought_level: record
             .thought_level

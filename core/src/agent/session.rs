@@ -35,12 +35,12 @@ pub struct SessionState {
     /// Next sequence number in the stored model context.
     pub next_message_seq: i64,
     pub title: Option<String>,
-    /// Permission mode (see `permission::MODES`).
+    /// Permission mode (see `modes::MODES`).
     pub mode: String,
     /// Extended-thinking level (see `anthropic::THOUGHT_LEVELS`); used only where offered.
     pub thought_level: String,
     /// "Always" answers for this session.
-    pub rules: Vec<super::permission::Rule>,
+    pub rules: Vec<super::modes::Rule>,
     /// What the session has used so far, for `usage_update` and the budgets.
     pub spent: Spent,
     turn: Option<RunningTurn>,
@@ -90,8 +90,8 @@ impl Session {
             mode: agent
                 .as_ref()
                 .and_then(|(_, p)| p.default_mode.clone())
-                .filter(|m| super::permission::MODES.iter().any(|(id, ..)| id == m))
-                .unwrap_or_else(|| super::permission::DEFAULT_MODE.to_string()),
+                .filter(|m| super::modes::is_mode(m))
+                .unwrap_or_else(|| super::modes::DEFAULT_MODE.to_string()),
             spent: Spent::default(),
             thought_level: DEFAULT_THOUGHT_LEVEL.to_string(),
         };
@@ -208,7 +208,7 @@ impl Session {
             let s = self.state();
             (s.model.clone(), s.mode.clone(), s.thought_level.clone())
         };
-        let modes: Vec<acp::SessionConfigSelectOption> = super::permission::MODES
+        let modes: Vec<acp::SessionConfigSelectOption> = super::modes::MODES
             .iter()
             .map(|(id, name, desc)| acp::SessionConfigSelectOption::new(*id, *name).description(desc.to_string()))
             .collect();
@@ -257,7 +257,7 @@ pub const DEFAULT_THOUGHT_LEVEL: &str = "off";
 impl Session {
     /// The legacy `modes` state, kept in sync with the `mode` config option.
     pub fn mode_state(&self) -> acp::SessionModeState {
-        let modes = super::permission::MODES
+        let modes = super::modes::MODES
             .iter()
             .map(|(id, name, desc)| acp::SessionMode::new(*id, *name).description(desc.to_string()))
             .collect();

@@ -3,90 +3,61 @@
 //! sees unsaved buffers and its edits land in the editor, with the editor's undo).
 //!
 //! Either way the path is resolved through the jail first: the client is only ever asked about
-//! canonical paths inside the session roots.
+//! canonical paths inside the session roots. Either way the turn's cancel ends the wait.
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
+use super::walk::blocking;
 use super::{Jail, JailError, ToolError};
-use crate::rpc::{Peer, RpcError};
+use crate::editor::{EditorClient, EditorError};
 
 /// Most bytes of a file read from disk at all.
 pub const READ_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The client side of file access, for one session.
-#[derive(Clone)]
-pub struct ClientFiles {
-    pub peer: Peer,
-    pub session_id: String,
-    pub deadline: Duration,
-    /// The client advertised `fs.readTextFile`.
-    pub read: bool,
-    /// The client advertised `fs.writeTextFile`.
-    pub write: bool,
+/// File access for one tool call.
+pub struct Files<'a> {
+    editor: &'a EditorClient,
+    cancel: &'a CancellationToken,
 }
 
-/// File contents, from the disk or from the client.
-#[derive(Clone)]
-pub enum Files {
-    Disk,
-    Client(ClientFiles),
-}
+impl<'a> Files<'a> {
+    pub fn new(editor: &'a EditorClient, cancel: &'a CancellationToken) -> Self {
+        Self { editor, cancel }
+    }
 
-impl Files {
     /// The text of `path`, or `None` if it does not exist. Errors name the path.
     pub async fn read(&self, jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolError> {
-        match self {
-            Files::Client(c) if c.read => {
-                let resolved = jail.resolve(path)?;
-                let params = json!({ "sessionId": c.session_id, "path": resolved });
-                match c.peer.request("fs/read_text_file", params, c.deadline).await {
-                    Ok(v) => match v.get("content").and_then(|c| c.as_str()) {
-                        Some(text) => Ok((resolved, Some(text.to_string()))),
-                        None => Err(ToolError::Failed(format!("{path}: the editor's answer had no `content`"))),
-                    },
-                    // A missing file is an error to the client (usually -32002); the disk
-                    // tells us whether it is really missing or the editor failed.
-                    Err(RpcError::Remote { .. }) if !resolved.exists() => Ok((resolved, None)),
-                    Err(e) => Err(ToolError::Failed(format!("{path}: the editor could not read it: {e}"))),
-                }
-            }
-            _ => {
-                let (jail, path) = (jail.clone(), path.to_string());
-                blocking(move || read_disk(&jail, &path)).await
-            }
+        if self.editor.features().read_text_file {
+            let resolved = jail.resolve(path)?;
+            return match self.editor.read_text_file(resolved.clone()).await {
+                Ok(text) => Ok((resolved, Some(text))),
+                Err(EditorError::Cancelled) => Err(ToolError::Cancelled),
+                // A missing file is an error to the client (usually -32002); the disk
+                // tells us whether it is really missing or the editor failed.
+                Err(EditorError::Refused { .. }) if !resolved.exists() => Ok((resolved, None)),
+                Err(e) => Err(ToolError::Failed(format!("{path}: the editor could not read it: {e}"))),
+            };
         }
+        let (jail, path) = (jail.clone(), path.to_string());
+        blocking(self.cancel, move |_| read_disk(&jail, &path)).await
     }
 
     /// Writes `content` to `path` (creating it), returning the canonical path.
     pub async fn write(&self, jail: &Jail, path: &str, content: &str) -> Result<PathBuf, ToolError> {
-        match self {
-            Files::Client(c) if c.write => {
-                let resolved = jail.resolve(path)?;
-                let params = json!({ "sessionId": c.session_id, "path": resolved, "content": content });
-                c.peer
-                    .request("fs/write_text_file", params, c.deadline)
-                    .await
-                    .map_err(|e| ToolError::Failed(format!("{path}: the editor could not write it: {e}")))?;
-                Ok(resolved)
-            }
-            _ => {
-                let (jail, path, content) = (jail.clone(), path.to_string(), content.to_string());
-                blocking(move || write_disk(&jail, &path, &content)).await
-            }
+        if self.editor.features().write_text_file {
+            let resolved = jail.resolve(path)?;
+            return match self.editor.write_text_file(resolved.clone(), content.to_string()).await {
+                Ok(()) => Ok(resolved),
+                Err(EditorError::Cancelled) => Err(ToolError::Cancelled),
+                Err(e) => Err(ToolError::Failed(format!("{path}: the editor could not write it: {e}"))),
+            };
         }
+        let (jail, path, content) = (jail.clone(), path.to_string(), content.to_string());
+        blocking(self.cancel, move |_| write_disk(&jail, &path, &content)).await
     }
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(ToolError::Failed(format!("the file operation crashed: {e}"))))
 }
 
 fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolError> {

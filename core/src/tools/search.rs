@@ -1,115 +1,81 @@
-//! glob and search: ripgrep's own crates, so .gitignore is honoured as users expect.
+//! search: file contents matching a regular expression, with ripgrep's own crates.
 
 use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
 use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
 use grep_searcher::sinks::UTF8;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use super::{Announce, Jail, Needs, Output, ToolError, display, location, parse_args};
+use super::walk::{self, blocking, check, check_root, glob_matcher, skip};
+use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::provider::ToolSpec;
 
-const GLOB_MAX: usize = 1000;
 const SEARCH_MAX: usize = 200;
 const LINE_MAX: usize = 300;
 
 #[derive(Deserialize)]
-struct GlobArgs {
-    pattern: String,
-    path: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct SearchArgs {
+struct Args {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
 }
 
-/// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
-fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
-    if entry.metadata().is_ok_and(|m| super::jail::same_dir(dir, &m)) {
-        Ok(())
-    } else {
-        Err(super::JailError::Swapped(shown.to_string()).into())
+pub struct Search;
+
+impl Tool for Search {
+    fn name(&self) -> &str {
+        "search"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        super::spec(
+            "search",
+            "Search file contents with a regular expression (respecting .gitignore). Returns path:line: text.",
+            json!({"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"}},"required":["pattern"]}),
+        )
+    }
+
+    fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+        let a: Args = parse_args("search", args)?;
+        let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
+        let scope = display(&root, jail);
+        Ok(Announce {
+            kind: acp::ToolKind::Search,
+            title: if scope.is_empty() {
+                format!("Search /{}/", a.pattern)
+            } else {
+                format!("Search /{}/ in {scope}", a.pattern)
+            },
+            locations: vec![location(&root, None)],
+            needs: Needs::Nothing,
+        })
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
+        let (args, jail) = (args.clone(), cx.jail.clone());
+        Box::pin(blocking(cx.cancel, move |cancel| search(&args, &jail, cancel)))
     }
 }
 
-fn walker(root: &std::path::Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(root).hidden(false).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build()
-}
-
-fn skip(entry: &ignore::DirEntry) -> bool {
-    !entry.file_type().is_some_and(|t| t.is_file()) || entry.path().components().any(|c| c.as_os_str() == ".git")
-}
-
-fn glob_matcher(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| ToolError::Failed(format!("invalid glob `{pattern}`: {e}")))
-}
-
-pub fn announce_glob(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
-    let a: GlobArgs = parse_args("glob", args)?;
-    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
-    Ok(Announce {
-        kind: acp::ToolKind::Search,
-        title: format!("Find files matching {}", a.pattern),
-        locations: vec![location(&root, None)],
-        needs: Needs::Nothing,
-    })
-}
-
-pub fn glob(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
-    let a: GlobArgs = parse_args("glob", args)?;
-    let shown = a.path.as_deref().unwrap_or(".");
-    let (root, dir) = jail.open_dir(shown)?;
-    let matcher = glob_matcher(&a.pattern)?;
-    let mut found = Vec::new();
-    let mut truncated = false;
-    for entry in walker(&root).flatten() {
-        if entry.depth() == 0 {
-            check_root(&entry, &dir, shown)?;
+/// A line as shown: trimmed, at most `LINE_MAX` bytes (cut at a character boundary).
+fn shown_line(line: &str) -> String {
+    let mut text = line.trim_end().to_string();
+    if text.len() > LINE_MAX {
+        let mut end = LINE_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
         }
-        if skip(&entry) {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
-        if matcher.is_match(rel) {
-            if found.len() >= GLOB_MAX {
-                truncated = true;
-                break;
-            }
-            found.push(rel.display().to_string());
-        }
+        text.truncate(end);
+        text.push('…');
     }
-    let mut out = if found.is_empty() { "no files match".to_string() } else { found.join("\n") };
-    if truncated {
-        out.push_str(&format!("\n[stopped after {GLOB_MAX} files]"));
-    }
-    Ok(Output::text(out, json!({ "count": found.len(), "truncated": truncated })))
+    text
 }
 
-pub fn announce_search(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
-    let a: SearchArgs = parse_args("search", args)?;
-    let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
-    let scope = display(&root, jail);
-    Ok(Announce {
-        kind: acp::ToolKind::Search,
-        title: if scope.is_empty() {
-            format!("Search /{}/", a.pattern)
-        } else {
-            format!("Search /{}/ in {scope}", a.pattern)
-        },
-        locations: vec![location(&root, None)],
-        needs: Needs::Nothing,
-    })
-}
-
-pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
-    let a: SearchArgs = parse_args("search", args)?;
+pub fn search(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<Output, ToolError> {
+    let a: Args = parse_args("search", args)?;
     let shown = a.path.as_deref().unwrap_or(".");
     let (root, dir) = jail.open_dir(shown)?;
     let matcher = RegexMatcher::new_line_matcher(&a.pattern)
@@ -118,7 +84,8 @@ pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let mut hits: Vec<String> = Vec::new();
     let mut truncated = false;
     let mut searcher = Searcher::new();
-    'files: for entry in walker(&root).flatten() {
+    'files: for entry in walk::walker(&root).build().flatten() {
+        check(cancel)?;
         if entry.depth() == 0 {
             check_root(&entry, &dir, shown)?;
         }
@@ -139,17 +106,8 @@ pub fn search(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
             &matcher,
             &file,
             UTF8(|line_no, line| {
-                let mut text = line.trim_end().to_string();
-                if text.len() > LINE_MAX {
-                    let mut end = LINE_MAX;
-                    while !text.is_char_boundary(end) {
-                        end -= 1;
-                    }
-                    text.truncate(end);
-                    text.push('…');
-                }
-                file_hits.push(format!("{}:{line_no}: {text}", rel.display()));
-                Ok(file_hits.len() < SEARCH_MAX)
+                file_hits.push(format!("{}:{line_no}: {}", rel.display(), shown_line(line)));
+                Ok(file_hits.len() < SEARCH_MAX && !cancel.is_cancelled())
             }),
         );
         for h in file_hits {

@@ -1,17 +1,16 @@
-//! run_command: a shell command in the session cwd, in its own process group, with output
-//! streamed to the client, a timeout, an output cap, and a kill on cancel.
+//! run_command on this machine: a shell command in the session cwd, in its own process group,
+//! with its output streamed to the caller, a timeout, an output cap, and a kill on cancel.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use agent_client_protocol_schema::v1 as acp;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Announce, Jail, Needs, Output, ToolError, parse_args};
+use super::{Jail, Output, ToolError, parse_args};
 
 const DEFAULT_TIMEOUT: u64 = 120;
 const MAX_TIMEOUT: u64 = 1800;
@@ -48,17 +47,6 @@ impl Args {
     }
 }
 
-pub fn announce(args: &Value) -> Result<Announce, ToolError> {
-    let a: Args = parse_args("run_command", args)?;
-    let first_line = a.command.lines().next().unwrap_or("").trim();
-    Ok(Announce {
-        kind: acp::ToolKind::Execute,
-        title: format!("Run `{first_line}`"),
-        locations: vec![],
-        needs: Needs::Command(a.command.trim().to_string()),
-    })
-}
-
 /// How a command ended.
 pub enum Ended {
     Exited(Option<i32>),
@@ -72,7 +60,7 @@ pub async fn run(
     jail: &Jail,
     progress: mpsc::UnboundedSender<String>,
     cancel: &CancellationToken,
-) -> Result<(Output, bool), ToolError> {
+) -> Result<Output, ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let mut cmd = tokio::process::Command::new("sh");
@@ -136,7 +124,7 @@ pub async fn run(
     }
     for_model.push_str(&format!("[{summary}]"));
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": dropped });
-    Ok((Output::text(for_model, raw), ok))
+    Ok(Output { ok, ..Output::text(for_model, raw) })
 }
 
 /// How an ending reads to the model: a summary, success, and the exit code if there is one.

@@ -7,85 +7,69 @@
 //! (the client starts it from its own environment, which we cannot strip, only override).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::shell::{Args, Ended, outcome, secret_vars};
-use super::{Jail, Output, ToolError, parse_args};
-use crate::rpc::Peer;
+use super::{Output, ToolContext, ToolError, parse_args};
+use crate::editor::{EditorClient, EditorError};
 
-/// The client's terminals, for one session.
-#[derive(Clone)]
-pub struct ClientTerminal {
-    pub peer: Peer,
-    pub session_id: String,
-    /// Deadline of the short requests (create, output, kill, release).
-    pub deadline: Duration,
-}
-
-/// Runs the command in a client terminal. `created` is called with the terminal id as soon as
-/// it exists, so the tool card can embed the live terminal.
-pub async fn run(
-    args: &Value,
-    jail: &Jail,
-    client: &ClientTerminal,
-    created: impl AsyncFnOnce(&str),
-    cancel: &CancellationToken,
-) -> Result<(Output, bool), ToolError> {
+/// Runs the command in a client terminal, embedded in the call's card as soon as it exists.
+pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let env = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
-    let request = acp::CreateTerminalRequest::new(client.session_id.clone(), "sh")
+    let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), "sh")
         .args(vec!["-c".to_string(), a.command.clone()])
         .env(env)
-        .cwd(PathBuf::from(jail.cwd()))
+        .cwd(PathBuf::from(cx.jail.cwd()))
         .output_byte_limit(super::shell::OUTPUT_CAP as u64);
-    let answer = client
-        .peer
-        .request("terminal/create", &request, client.deadline)
-        .await
-        .map_err(|e| ToolError::Failed(format!("the editor could not start a terminal: {e}")))?;
-    let Some(terminal_id) = answer.get("terminalId").and_then(Value::as_str).map(str::to_string) else {
-        return Err(ToolError::Failed("the editor's terminal/create answer had no terminalId".into()));
+    let terminal_id = match cx.editor.create_terminal(&request).await {
+        Ok(id) => id,
+        Err(EditorError::Cancelled) => return Err(ToolError::Cancelled),
+        Err(e) => return Err(ToolError::Failed(format!("the editor could not start a terminal: {e}"))),
     };
-    created(&terminal_id).await;
+    // On screen before the command can finish and the terminal be released.
+    cx.updates.show(vec![acp::ToolCallContent::Terminal(acp::Terminal::new(terminal_id.clone()))], true).await;
 
-    let ids = json!({ "sessionId": client.session_id, "terminalId": terminal_id });
-    // The wait itself may take as long as the command is allowed to run.
-    let wait = client.peer.request("terminal/wait_for_exit", &ids, timeout + client.deadline);
     let ended = tokio::select! {
         biased;
-        () = cancel.cancelled() => Ended::Cancelled,
+        () = cx.cancel.cancelled() => Ended::Cancelled,
         () = tokio::time::sleep(timeout) => Ended::TimedOut,
-        exit = wait => match exit {
-            Ok(v) => Ended::Exited(v.get("exitCode").and_then(Value::as_i64).map(|c| c as i32)),
+        exit = cx.editor.wait_for_exit(&terminal_id, timeout) => match exit {
+            Ok(status) => Ended::Exited(status.exit_code.map(|c| c as i32)),
+            Err(EditorError::Cancelled) => Ended::Cancelled,
             Err(e) => return Err(ToolError::Failed(format!("waiting for the command failed: {e}"))),
         },
     };
+    // Clean-up goes through the editor without the turn's token: a cancel must not leave the
+    // terminal running or unreleased. The turn itself does not wait for it once cancelled.
+    let cleanup = cx.editor.detached();
     if matches!(ended, Ended::Cancelled) {
-        // The turn is over; kill and release without holding up its response.
-        let (peer, deadline) = (client.peer.clone(), client.deadline);
-        tokio::spawn(async move {
-            let _ = peer.request("terminal/kill", &ids, deadline).await;
-            let _ = peer.request("terminal/release", &ids, deadline).await;
-        });
-        return Err(ToolError::Failed("cancelled".into()));
+        release_later(cleanup, terminal_id, true);
+        return Err(ToolError::Cancelled);
     }
-    if matches!(ended, Ended::TimedOut) {
-        let _ = client.peer.request("terminal/kill", &ids, client.deadline).await;
-    }
-    let output = client.peer.request("terminal/output", &ids, client.deadline).await;
-    // The card already embeds the terminal (sent in `created`), as the spec requires before
-    // release; the client keeps showing its output afterwards.
-    let _ = client.peer.request("terminal/release", &ids, client.deadline).await;
-    let (text, truncated) = match &output {
-        Ok(v) => (
-            v.get("output").and_then(Value::as_str).unwrap_or("").to_string(),
-            v.get("truncated").and_then(Value::as_bool).unwrap_or(false),
-        ),
+    let finish = async {
+        if matches!(ended, Ended::TimedOut) {
+            let _ = cleanup.kill_terminal(&terminal_id).await;
+        }
+        let output = cleanup.terminal_output(&terminal_id).await;
+        // The card already embeds the terminal (above), as the spec requires before release;
+        // the client keeps showing its output afterwards.
+        let _ = cleanup.release_terminal(&terminal_id).await;
+        output
+    };
+    let output = tokio::select! {
+        biased;
+        () = cx.cancel.cancelled() => {
+            release_later(cleanup.clone(), terminal_id.clone(), false);
+            return Err(ToolError::Cancelled);
+        }
+        output = finish => output,
+    };
+    let (text, truncated) = match output {
+        Ok(o) => (o.output, o.truncated),
         Err(e) => (format!("[the output could not be read: {e}]"), false),
     };
     let (summary, ok, code) = outcome(&ended, timeout);
@@ -100,5 +84,15 @@ pub async fn run(
     for_model.push_str(&format!("[{summary}]"));
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "terminalId": terminal_id, "truncated": truncated });
     let content = vec![acp::ToolCallContent::Terminal(acp::Terminal::new(terminal_id))];
-    Ok((Output { for_model, content, raw }, ok))
+    Ok(Output { for_model, content, raw, ok })
+}
+
+/// Kills (if `kill`) and releases the terminal in the background, after the turn has answered.
+fn release_later(editor: EditorClient, terminal_id: String, kill: bool) {
+    tokio::spawn(async move {
+        if kill {
+            let _ = editor.kill_terminal(&terminal_id).await;
+        }
+        let _ = editor.release_terminal(&terminal_id).await;
+    });
 }

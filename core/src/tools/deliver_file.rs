@@ -5,11 +5,14 @@ use std::io::Read;
 
 use agent_client_protocol_schema::v1 as acp;
 use base64::Engine;
+use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Announce, Jail, Needs, Output, ToolError, display, location, parse_args};
+use super::walk::blocking;
+use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::provider::ToolSpec;
 
 /// Largest file delivered.
 pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -19,15 +22,37 @@ struct Args {
     path: String,
 }
 
-pub fn announce(args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
-    let a: Args = parse_args("deliver_file", args)?;
-    let path = jail.resolve(&a.path)?;
-    Ok(Announce {
-        kind: acp::ToolKind::Read,
-        title: format!("Deliver {}", display(&path, jail)),
-        locations: vec![location(&path, None)],
-        needs: Needs::Nothing,
-    })
+pub struct DeliverFile;
+
+impl Tool for DeliverFile {
+    fn name(&self) -> &str {
+        "deliver_file"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        super::spec(
+            "deliver_file",
+            "Hand a file from the workspace to the user as an attachment (at most 10 MB).",
+            json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+        )
+    }
+
+    fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+        let a: Args = parse_args("deliver_file", args)?;
+        let path = jail.resolve(&a.path)?;
+        Ok(Announce {
+            kind: acp::ToolKind::Read,
+            title: format!("Deliver {}", display(&path, jail)),
+            locations: vec![location(&path, None)],
+            needs: Needs::Nothing,
+        })
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
+        let (args, jail) = (args.clone(), cx.jail.clone());
+        // Reading and hashing up to 10 MB twice: off the async threads, and abandoned on cancel.
+        Box::pin(blocking(cx.cancel, move |_| deliver(&args, &jail)))
+    }
 }
 
 fn read_capped(jail: &Jail, path: &str) -> Result<Vec<u8>, ToolError> {
@@ -40,7 +65,7 @@ fn read_capped(jail: &Jail, path: &str) -> Result<Vec<u8>, ToolError> {
     Ok(bytes)
 }
 
-pub fn deliver(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
+fn deliver(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let a: Args = parse_args("deliver_file", args)?;
     let bytes = read_capped(jail, &a.path)?;
     let hash = hex(&Sha256::digest(&bytes));
@@ -66,6 +91,7 @@ pub fn deliver(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
         for_model: summary,
         content: vec![acp::ToolCallContent::from(block)],
         raw: json!({ "uri": uri, "sha256": hash, "bytes": again.len() }),
+        ok: true,
     })
 }
 

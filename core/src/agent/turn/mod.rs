@@ -1,0 +1,295 @@
+//! One prompt turn: the user's message goes to the model, the streamed answer goes out as
+//! `session/update`s through the ledger, and the turn ends with exactly one stop reason.
+//!
+//! A [`Turn`] owns everything one turn needs (session, number, token, editor, config); its
+//! steps are methods: the model request (`model_step`), each tool call (`tool_call`), and
+//! `/compact` (`compact`).
+//!
+//! Cancellation: every wait in a turn (the model stream, the ledger, the editor's answers, a
+//! tool's work) races the turn's token. Once it fires the turn stops emitting, flushes the
+//! ledger (so what was already queued reaches the client) and only then answers, so no update
+//! of a cancelled turn can follow its `session/prompt` response.
+
+mod compact;
+mod model_step;
+mod tool_call;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::FutureExt;
+use tokio_util::sync::CancellationToken;
+
+use super::accounting;
+use super::commands::{self, Command};
+use super::ledger::{emit, record_message, text_chunk};
+use super::session::{Session, TurnClaim};
+use crate::config::Config;
+use crate::editor::{ClientFeatures, Deadlines, EditorClient};
+use crate::provider::{ChatMessage, FinishReason};
+use crate::rpc::{Peer, RpcError};
+use crate::store::time::now_rfc3339;
+use crate::store::writer::{LedgerTx, Record};
+use crate::tools::{Jail, Registry};
+use model_step::{ModelRequest, TextAs};
+
+/// Everything a turn needs besides the session itself.
+pub struct TurnContext {
+    pub ledger: LedgerTx,
+    pub peer: Peer,
+    pub http: reqwest::Client,
+    pub config: Arc<Config>,
+    pub client: ClientFeatures,
+}
+
+/// The prompt as the turn receives it.
+pub struct UserPrompt {
+    /// What the model reads.
+    pub text: String,
+    /// Images attached to it (stored under `uploads/`).
+    pub images: Vec<crate::provider::ImageRef>,
+    /// The blocks as the client sent them (replayed as `user_message_chunk`s).
+    pub blocks: Vec<acp::ContentBlock>,
+}
+
+/// Longest session title taken from a first prompt.
+const TITLE_CHARS: usize = 80;
+
+/// A title from the first prompt: its first non-empty line, trimmed, at most 80 characters.
+pub fn title_from(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let mut title: String = line.chars().take(TITLE_CHARS).collect();
+    if line.chars().count() > TITLE_CHARS {
+        title.push('…');
+    }
+    Some(title)
+}
+
+/// One prompt turn of one session.
+pub struct Turn {
+    /// Holds the session for this turn; released when the turn is dropped.
+    claim: TurnClaim,
+    session: Arc<Session>,
+    number: i64,
+    cancel: CancellationToken,
+    ledger: LedgerTx,
+    /// The session's editor, every request racing `cancel`.
+    editor: EditorClient,
+    http: reqwest::Client,
+    config: Arc<Config>,
+    client: ClientFeatures,
+    jail: Jail,
+}
+
+impl Turn {
+    pub fn new(claim: TurnClaim, ctx: TurnContext) -> Self {
+        let session = claim.session.clone();
+        let cancel = claim.cancel.clone();
+        let deadlines =
+            Deadlines { request: ctx.config.client_request_timeout, question: ctx.config.permission_timeout };
+        let editor = EditorClient::new(ctx.peer, session.id.clone(), ctx.client, deadlines, cancel.clone());
+        let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
+        Self {
+            number: claim.number as i64,
+            claim,
+            session,
+            cancel,
+            ledger: ctx.ledger,
+            editor,
+            http: ctx.http,
+            config: ctx.config,
+            client: ctx.client,
+            jail,
+        }
+    }
+
+    /// Runs the turn to its one stop reason.
+    pub async fn run(self, prompt: UserPrompt) -> Result<acp::StopReason, RpcError> {
+        let command = commands::parse(&prompt.text);
+        let user_id = uuid::Uuid::new_v4().to_string();
+        for block in prompt.blocks {
+            let chunk = acp::ContentChunk::new(block).message_id(acp::MessageId::new(user_id.clone()));
+            emit(&self.ledger, &self.session, Some(self.number), &acp::SessionUpdate::UserMessageChunk(chunk), false)
+                .await;
+        }
+        self.announce_title(&prompt.text).await;
+
+        // A panic anywhere in the turn (a bug) fails this turn only: it is stored as failed with
+        // a note the user sees, the prompt gets -32603, and the claim is released so the session
+        // takes the next prompt. Session state behind a poisoned lock is still usable (plain data).
+        let body = AssertUnwindSafe(self.body(command, prompt.text, prompt.images)).catch_unwind().await;
+        let outcome = match body {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                let what = crate::rpc::panic_message(&panic);
+                tracing::error!(session_id = %self.session.id, turn = self.number, panic = %what, "a prompt turn panicked");
+                self.say(format!(
+                    "\n\n⚠️ Corvid hit an internal error and ended this turn ({what}). You can send another prompt."
+                ))
+                .await;
+                Err(RpcError::Internal(format!("session/prompt: the turn failed: {what}")))
+            }
+        };
+        // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
+        let outcome = if self.cancel.is_cancelled() { Ok(acp::StopReason::Cancelled) } else { outcome };
+        if let Ok(acp::StopReason::Refusal) = outcome {
+            // The protocol says the client drops the refused prompt; so does the model's context.
+            let mut state = self.session.state();
+            if let Some(pos) = state.history.iter().rposition(|m| m.role == crate::provider::Role::User) {
+                state.history.truncate(pos);
+            }
+        }
+        let stop_reason = outcome.as_ref().ok().and_then(|r| serde_json::to_value(r).ok()?.as_str().map(String::from));
+        self.ledger
+            .push(Record::TurnEnd {
+                session_id: self.session.id.clone(),
+                turn: self.number,
+                status: if outcome.is_ok() { "finished" } else { "failed" },
+                stop_reason,
+                at: now_rfc3339(),
+            })
+            .await;
+        // Durable, and every frame of this turn handed to the client, before the response.
+        self.ledger.flush().await;
+        drop(self.claim);
+        outcome
+    }
+
+    /// Stores and sends one update of this turn. `false` once the connection is gone.
+    async fn emit(&self, update: acp::SessionUpdate) -> bool {
+        emit(&self.ledger, &self.session, Some(self.number), &update, true).await
+    }
+
+    /// A message to the user in the agent's voice (its own message id).
+    async fn say(&self, text: String) -> bool {
+        self.emit(acp::SessionUpdate::AgentMessageChunk(text_chunk(text, &uuid::Uuid::new_v4().to_string()))).await
+    }
+
+    /// The turn proper: a command, or the user's message through the agent loop.
+    async fn body(
+        &self,
+        command: Option<Command>,
+        text: String,
+        images: Vec<crate::provider::ImageRef>,
+    ) -> Result<acp::StopReason, RpcError> {
+        let text = match command {
+            Some(Command::Compact) => return self.compact().await,
+            // A command becomes the instruction it stands for; the client still shows what was typed.
+            Some(Command::Prompt(instruction)) => instruction,
+            None => text,
+        };
+        let mut user_message = ChatMessage::user(text);
+        user_message.images = images;
+        record_message(&self.ledger, &self.session, &user_message).await;
+        let (model, mut messages) = {
+            let mut state = self.session.state();
+            state.history.push(user_message);
+            (state.model.clone(), state.history.clone())
+        };
+        messages.insert(0, ChatMessage::system(self.session.system_prompt()));
+        self.agent_loop(&model, messages).await
+    }
+
+    /// The first prompt of a session names it.
+    async fn announce_title(&self, text: &str) {
+        let title = {
+            let mut state = self.session.state();
+            if state.title.is_some() {
+                return;
+            }
+            let Some(title) = title_from(text) else { return };
+            state.title = Some(title.clone());
+            title
+        };
+        self.ledger.push(Record::Title { session_id: self.session.id.clone(), title: title.clone() }).await;
+        let info = acp::SessionInfoUpdate::new().title(title).updated_at(now_rfc3339());
+        self.emit(acp::SessionUpdate::SessionInfoUpdate(info)).await;
+    }
+
+    /// The tools this turn offers: the built-ins the session's agent alias enables, and its
+    /// MCP servers' tools.
+    fn registry(&self) -> Registry {
+        let mcp = self.session.mcp.get().map(|m| m.tools()).unwrap_or_default();
+        Registry::new(|name| self.session.tool_enabled(name), mcp)
+    }
+
+    /// Model → tool calls → results → model … until the model stops asking for tools.
+    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<acp::StopReason, RpcError> {
+        let registry = self.registry();
+        let specs = registry.specs();
+        let mut calls_made = 0u32;
+        for _request in 0..self.config.max_turn_requests {
+            let spent = self.session.state().spent;
+            if let Some(why) = accounting::exhausted(spent, &self.config) {
+                self.say(why).await;
+                return Ok(acp::StopReason::MaxTokens);
+            }
+            let mut text = String::new();
+            let request = ModelRequest { model, messages: &messages, specs: &specs, text_as: TextAs::Message };
+            let step = match self.model_step(request, &mut text).await {
+                Ok(Some(step)) => step,
+                other => {
+                    // Keep what the user saw in the context, even for a cancelled or failed turn.
+                    if !text.is_empty() {
+                        self.remember(&mut messages, ChatMessage::assistant(text, Vec::new())).await;
+                    }
+                    return other.map(|_| acp::StopReason::Cancelled);
+                }
+            };
+            let mut assistant = ChatMessage::assistant(text, step.tool_calls.clone());
+            assistant.thinking = step.thinking;
+            if !assistant.content.is_empty() || !assistant.tool_calls.is_empty() {
+                self.remember(&mut messages, assistant).await;
+            }
+            if step.tool_calls.is_empty() {
+                return Ok(match step.finish {
+                    Some(FinishReason::Length) => acp::StopReason::MaxTokens,
+                    Some(FinishReason::ContentFilter) => acp::StopReason::Refusal,
+                    _ => acp::StopReason::EndTurn,
+                });
+            }
+            let mut cancelled = false;
+            for call in &step.tool_calls {
+                calls_made += 1;
+                let result = if cancelled {
+                    "cancelled by the user before it ran".to_string()
+                } else {
+                    match self.tool_call(&registry, calls_made, call).await {
+                        Some(text) => text,
+                        None => {
+                            cancelled = true;
+                            "cancelled by the user".to_string()
+                        }
+                    }
+                };
+                // Every tool call gets an answer, or the provider rejects the next request.
+                self.remember(&mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
+            }
+            if cancelled {
+                return Ok(acp::StopReason::Cancelled);
+            }
+        }
+        Ok(acp::StopReason::MaxTurnRequests)
+    }
+
+    /// Appends to the model context, in memory and in the store.
+    async fn remember(&self, messages: &mut Vec<ChatMessage>, message: ChatMessage) {
+        record_message(&self.ledger, &self.session, &message).await;
+        self.session.state().history.push(message.clone());
+        messages.push(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_from;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(title_from("\n  Fix the parser  \nmore").as_deref(), Some("Fix the parser"));
+        assert_eq!(title_from("   \n ").as_deref(), None);
+        let long = "x".repeat(100);
+        assert_eq!(title_from(&long).map(|t| t.chars().count()), Some(81));
+    }
+}

@@ -1,0 +1,150 @@
+//! One tool call of a turn: announce its card, work out what it would change, ask if it must,
+//! run it, and report how it ended. Reject is not cancel: a rejected call goes back to the
+//! model as declined; a cancel (or a `cancelled` answer) ends the turn.
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
+
+use super::Turn;
+use crate::agent::permission::{self, Decision, Question};
+use crate::provider::ToolCallRequest;
+use crate::tools::{Announce, Registry, Tool, ToolContext, ToolError, Updates};
+
+/// The client's card of one call, as the running tool sees it.
+struct Card<'a> {
+    turn: &'a Turn,
+    id: &'a str,
+}
+
+impl Updates for Card<'_> {
+    fn show(&self, content: Vec<acp::ToolCallContent>, on_screen: bool) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.turn.tool_update(self.id, acp::ToolCallUpdateFields::new().content(content)).await;
+            if on_screen {
+                self.turn.ledger.flush().await;
+            }
+        })
+    }
+
+    fn plan(&self, plan: acp::Plan) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.turn.emit(acp::SessionUpdate::Plan(plan)).await;
+        })
+    }
+}
+
+fn failed(message: &str) -> acp::ToolCallUpdateFields {
+    acp::ToolCallUpdateFields::new()
+        .status(acp::ToolCallStatus::Failed)
+        .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(message.to_string()))])
+        .raw_output(serde_json::json!({ "error": message }))
+}
+
+impl Turn {
+    async fn tool_update(&self, id: &str, fields: acp::ToolCallUpdateFields) -> bool {
+        self.emit(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id.to_string(), fields))).await
+    }
+
+    /// Marks the card failed; the model reads the same message.
+    async fn fail(&self, id: &str, error: &ToolError) -> Option<String> {
+        let message = error.to_string();
+        self.tool_update(id, failed(&message)).await;
+        Some(format!("error: {message}"))
+    }
+
+    /// Announces, authorizes and runs the `n`th call of the turn. Returns what the model
+    /// reads, or `None` if the user cancelled the turn.
+    pub(super) async fn tool_call(&self, registry: &Registry, n: u32, call: &ToolCallRequest) -> Option<String> {
+        // The model's ids may repeat across requests (some servers number them per response),
+        // so the client sees ids of our own, unique in the session.
+        let id = format!("t{}-{n}", self.number);
+        let name = call.function.name.as_str();
+        let parsed = serde_json::from_str::<serde_json::Value>(&call.function.arguments);
+        let args = parsed.as_ref().cloned().unwrap_or(serde_json::Value::Null);
+        let tool = registry.get(name);
+        let announced = match (&parsed, tool) {
+            (Err(e), _) => Err(ToolError::Arguments { tool: name.to_string(), reason: format!("not valid JSON: {e}") }),
+            (Ok(_), None) => Err(ToolError::Unknown(name.to_string())),
+            (Ok(_), Some(tool)) => tool.announce(&args, &self.jail),
+        };
+        let (title, kind, locations) = match &announced {
+            Ok(a) => (a.title.clone(), a.kind, a.locations.clone()),
+            Err(_) => (name.to_string(), acp::ToolKind::Other, vec![]),
+        };
+        let card = acp::ToolCall::new(id.clone(), title)
+            .name(name.to_string())
+            .kind(kind)
+            .status(acp::ToolCallStatus::Pending)
+            .locations(locations)
+            .raw_input(args.clone());
+        self.emit(acp::SessionUpdate::ToolCall(card)).await;
+        let (tool, announce) = match (tool, announced) {
+            (Some(tool), Ok(announce)) => (tool, announce),
+            (_, Err(e)) => return self.fail(&id, &e).await,
+            (None, Ok(_)) => return self.fail(&id, &ToolError::Unknown(name.to_string())).await,
+        };
+        let updates = Card { turn: self, id: &id };
+        let uploads = self.config.data_dir.join("uploads");
+        let cx = ToolContext {
+            call_id: &id,
+            jail: &self.jail,
+            editor: &self.editor,
+            updates: &updates,
+            cancel: &self.cancel,
+            uploads: &uploads,
+        };
+        match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
+            Ok(Decision::Allow) => {}
+            Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => return None,
+            Ok(Decision::Reject(reason)) => {
+                self.tool_update(&id, failed(&format!("Not run: {reason}."))).await;
+                return Some(format!(
+                    "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
+                ));
+            }
+            Err(e) => return self.fail(&id, &e).await,
+        }
+        let running = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress);
+        if !self.tool_update(&id, running).await {
+            return None;
+        }
+        let result = tool.run(&args, &cx).await;
+        if self.cancel.is_cancelled() || matches!(result, Err(ToolError::Cancelled)) {
+            return None;
+        }
+        match result {
+            Ok(output) => {
+                let status = if output.ok { acp::ToolCallStatus::Completed } else { acp::ToolCallStatus::Failed };
+                let fields =
+                    acp::ToolCallUpdateFields::new().status(status).content(output.content).raw_output(output.raw);
+                self.tool_update(&id, fields).await;
+                Some(output.for_model)
+            }
+            Err(e) => self.fail(&id, &e).await,
+        }
+    }
+
+    /// Whether the call may run. Tools that change something preview it first (an edit that
+    /// cannot apply fails here, without bothering the user) and the question shows the preview.
+    async fn authorize(
+        &self,
+        tool: &dyn Tool,
+        announce: &Announce,
+        args: &serde_json::Value,
+        cx: &ToolContext<'_>,
+    ) -> Result<Decision, ToolError> {
+        // The card is on screen before the question, and before any request the tool makes of
+        // the editor (a read through `fs/read_text_file` must not overtake its own card).
+        self.ledger.flush().await;
+        if announce.needs == crate::tools::Needs::Nothing {
+            return Ok(Decision::Allow);
+        }
+        let preview = tool.preview(args, cx).await?;
+        let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview };
+        let (decision, note) = permission::decide(&self.session, question, &self.editor, &self.ledger).await;
+        if let Some(note) = note {
+            self.say(format!("\n\n{note}\n\n")).await;
+        }
+        Ok(decision)
+    }
+}

@@ -1,0 +1,48 @@
+//! A file change (write_file, edit_file) worked out before it is written: the permission
+//! question shows its diff, and an edit that cannot apply fails before anyone is asked.
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::json;
+
+use super::files::Files;
+use super::{Announce, Jail, Needs, Output, ToolError, display, location};
+
+/// The announcement of a change to `path`.
+pub fn announce(verb: &str, path: &str, jail: &Jail) -> Result<Announce, ToolError> {
+    let resolved = jail.resolve(path)?;
+    Ok(Announce {
+        kind: acp::ToolKind::Edit,
+        title: format!("{verb} {}", display(&resolved, jail)),
+        locations: vec![location(&resolved, None)],
+        needs: Needs::Edit(resolved.display().to_string()),
+    })
+}
+
+/// A change worked out but not yet written.
+pub struct Change {
+    pub path: String,
+    pub resolved: std::path::PathBuf,
+    pub old: Option<String>,
+    pub new: String,
+    pub summary: String,
+}
+
+impl Change {
+    /// The proposed change as diff content.
+    pub fn diff(&self) -> acp::ToolCallContent {
+        acp::ToolCallContent::from(acp::Diff::new(self.resolved.clone(), self.new.clone()).old_text(self.old.clone()))
+    }
+
+    /// Writes it. Callers plan again right before applying, so edits the user made while a
+    /// permission question was open are not overwritten with a stale text.
+    pub async fn apply(self, jail: &Jail, files: &Files<'_>) -> Result<Output, ToolError> {
+        let resolved = files.write(jail, &self.path, &self.new).await?;
+        let diff = acp::Diff::new(resolved.clone(), self.new).old_text(self.old);
+        Ok(Output {
+            for_model: self.summary.clone(),
+            content: vec![acp::ToolCallContent::from(diff)],
+            raw: json!({ "path": resolved, "result": self.summary }),
+            ok: true,
+        })
+    }
+}

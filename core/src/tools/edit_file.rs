@@ -1,0 +1,78 @@
+//! edit_file: replace one exact occurrence of a text in a file.
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::change::{self, Change};
+use super::{Announce, Jail, Output, Tool, ToolContext, ToolError, parse_args};
+use crate::provider::ToolSpec;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
+pub struct EditFile;
+
+impl EditFile {
+    async fn plan(args: &Value, cx: &ToolContext<'_>) -> Result<Change, ToolError> {
+        let a: Args = parse_args("edit_file", args)?;
+        if a.old_text.is_empty() {
+            return Err(ToolError::Failed("old_text is empty: use write_file to create a file".into()));
+        }
+        let (resolved, old) = cx.files().read(cx.jail, &a.path).await?;
+        let old = old.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
+        match old.matches(&a.old_text).count() {
+            1 => {}
+            0 => {
+                return Err(ToolError::Failed(format!(
+                    "old_text was not found in {}: read the file again and copy the text exactly, whitespace included",
+                    a.path
+                )));
+            }
+            n => {
+                return Err(ToolError::Failed(format!(
+                    "old_text occurs {n} times in {}: include more surrounding lines so it matches exactly once",
+                    a.path
+                )));
+            }
+        }
+        let new = old.replacen(&a.old_text, &a.new_text, 1);
+        let summary = format!("Edited {}", a.path);
+        Ok(Change { path: a.path, resolved, old: Some(old), new, summary })
+    }
+}
+
+impl Tool for EditFile {
+    fn name(&self) -> &str {
+        "edit_file"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        super::spec(
+            "edit_file",
+            "Replace old_text with new_text in a file. old_text must occur exactly once; include surrounding lines to make it unique.",
+            json!({"type":"object","properties":{"path":{"type":"string"},"old_text":{"type":"string"},"new_text":{"type":"string"}},"required":["path","old_text","new_text"]}),
+        )
+    }
+
+    fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
+        change::announce("Edit", &parse_args::<Args>("edit_file", args)?.path, jail)
+    }
+
+    fn preview<'a>(
+        &'a self,
+        args: &'a Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+        Box::pin(async move { Ok(vec![Self::plan(args, cx).await?.diff()]) })
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move { Self::plan(args, cx).await?.apply(cx.jail, &cx.files()).await })
+    }
+}

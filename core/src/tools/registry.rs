@@ -1,0 +1,109 @@
+//! The tool trait, what a running tool gets, and the set of tools a turn offers.
+
+use std::path::Path;
+use std::sync::{Arc, LazyLock};
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::files::Files;
+use super::{Announce, Jail, Output, ToolError};
+use crate::editor::EditorClient;
+use crate::provider::ToolSpec;
+
+/// One tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// Its description and JSON schema, as offered to the model.
+    fn spec(&self) -> ToolSpec;
+
+    /// How a call is shown before it runs, and what permission it needs. Fails on bad arguments
+    /// (or a path outside the jail) before anything is shown as running.
+    fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError>;
+
+    /// What would change, worked out before the user is asked (an edit's diff, shown in the
+    /// question). An error fails the call without asking. Most tools change nothing to preview.
+    fn preview<'a>(
+        &'a self,
+        _args: &'a Value,
+        _cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Runs the call. Long waits race `cx.cancel` and return [`ToolError::Cancelled`].
+    fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>>;
+}
+
+/// What a running tool may tell the client, besides its result.
+pub trait Updates: Send + Sync {
+    /// Replaces the content of the call's card while it runs (output so far, an embedded
+    /// terminal). With `on_screen`, returns only once the client has it.
+    fn show(&self, content: Vec<acp::ToolCallContent>, on_screen: bool) -> BoxFuture<'_, ()>;
+    /// The model's plan, as the session's `plan` update.
+    fn plan(&self, plan: acp::Plan) -> BoxFuture<'_, ()>;
+}
+
+/// Everything a tool call runs with.
+pub struct ToolContext<'a> {
+    /// The id of the call's card (as the client knows it).
+    pub call_id: &'a str,
+    pub jail: &'a Jail,
+    /// The session's editor, its requests racing the turn's token.
+    pub editor: &'a EditorClient,
+    pub updates: &'a dyn Updates,
+    /// The turn's cancellation.
+    pub cancel: &'a CancellationToken,
+    /// Where binary results (MCP images, blobs) are stored.
+    pub uploads: &'a Path,
+}
+
+impl ToolContext<'_> {
+    /// Where file tools read and write: the editor when it offers, else the disk.
+    pub fn files(&self) -> Files<'_> {
+        Files::new(self.editor, self.cancel)
+    }
+}
+
+/// The built-in tools, in the order they are offered.
+static BUILTIN: LazyLock<Vec<Arc<dyn Tool>>> = LazyLock::new(|| {
+    vec![
+        Arc::new(super::read_file::ReadFile),
+        Arc::new(super::list_directory::ListDirectory),
+        Arc::new(super::glob::Glob),
+        Arc::new(super::search::Search),
+        Arc::new(super::write_file::WriteFile),
+        Arc::new(super::edit_file::EditFile),
+        Arc::new(super::run_command::RunCommand),
+        Arc::new(super::deliver_file::DeliverFile),
+        Arc::new(super::ask_user::AskUser),
+        Arc::new(super::update_plan::UpdatePlan),
+    ]
+});
+
+/// The tools one turn offers, looked up by name.
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// The built-ins `enabled` accepts (an agent alias's `tools` list), then `extra` (the
+    /// session's MCP tools).
+    pub fn new(enabled: impl Fn(&str) -> bool, extra: Vec<Arc<dyn Tool>>) -> Self {
+        let mut tools: Vec<Arc<dyn Tool>> = BUILTIN.iter().filter(|t| enabled(t.name())).cloned().collect();
+        tools.extend(extra);
+        Self { tools }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+}

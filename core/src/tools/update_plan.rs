@@ -1,0 +1,81 @@
+//! update_plan: the model's checklist, shown to the user as a `plan` update.
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
+use crate::provider::ToolSpec;
+
+#[derive(Deserialize)]
+struct Entry {
+    content: String,
+    #[serde(default)]
+    priority: Option<String>,
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct PlanArgs {
+    entries: Vec<Entry>,
+}
+
+pub struct UpdatePlan;
+
+impl Tool for UpdatePlan {
+    fn name(&self) -> &str {
+        "update_plan"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        super::spec(
+            "update_plan",
+            "Show the user your plan as a checklist. Send the full list every time.",
+            json!({"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"priority":{"type":"string","enum":["high","medium","low"]},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["entries"]}),
+        )
+    }
+
+    fn announce(&self, _args: &Value, _jail: &Jail) -> Result<Announce, ToolError> {
+        Ok(Announce {
+            kind: acp::ToolKind::Think,
+            title: "Update plan".into(),
+            locations: vec![],
+            needs: Needs::Nothing,
+        })
+    }
+
+    fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
+        Box::pin(async move {
+            let plan = plan(args)?;
+            let count = plan.entries.len();
+            cx.updates.plan(plan).await;
+            Ok(Output::text(format!("Plan updated ({count} entries)"), json!({ "entries": count })))
+        })
+    }
+}
+
+/// The full plan to send.
+fn plan(args: &Value) -> Result<acp::Plan, ToolError> {
+    let a: PlanArgs = parse_args("update_plan", args)?;
+    let mut entries = Vec::with_capacity(a.entries.len());
+    for e in a.entries {
+        let priority = match e.priority.as_deref().unwrap_or("medium") {
+            "high" => acp::PlanEntryPriority::High,
+            "low" => acp::PlanEntryPriority::Low,
+            _ => acp::PlanEntryPriority::Medium,
+        };
+        let status = match e.status.as_str() {
+            "pending" => acp::PlanEntryStatus::Pending,
+            "in_progress" => acp::PlanEntryStatus::InProgress,
+            "completed" => acp::PlanEntryStatus::Completed,
+            other => {
+                return Err(ToolError::Failed(format!(
+                    "unknown plan status `{other}` (pending, in_progress, completed)"
+                )));
+            }
+        };
+        entries.push(acp::PlanEntry::new(e.content, priority, status));
+    }
+    Ok(acp::Plan::new(entries))
+}
