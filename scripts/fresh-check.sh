@@ -67,7 +67,8 @@ echo
 echo "== step times (wall clock, from the start of the run)"
 # Each header's stamp minus the previous one is the previous step's duration.
 awk -v total="$total" '
-  { stamp = substr($1, 2) + 0; sub(/^\[ *[0-9]+s\] == /, ""); sub(/ \([0-9]+s\)$/, "")
+  { stamp = $0; sub(/^\[ */, "", stamp); sub(/s\].*$/, "", stamp); stamp += 0
+    sub(/^\[ *[0-9]+s\] == /, ""); sub(/ \([0-9]+s\)$/, "")
     if (n) printf "%6d s  %s\n", stamp - prev, name
     prev = stamp; name = $0; n++ }
   END { if (n) printf "%6d s  %s\n", total - prev, name }

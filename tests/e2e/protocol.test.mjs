@@ -166,7 +166,9 @@ test("SIGTERM mid-turn cancels the turn and exits 0 within 1 s", async () => {
   await init(agent);
   const { result } = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
   agent.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: result.sessionId, prompt: [{ type: "text", text: "SLOW-TERM" }] } });
-  await agent.waitFor((f) => f.method === "session/update");
+  // The turn's own output, not session/new's available_commands_update: on a loaded machine
+  // SIGTERM could otherwise arrive before the prompt was even read (then nothing answers it).
+  await agent.waitFor((f) => f.params?.update?.sessionUpdate === "agent_message_chunk");
   const t0 = performance.now();
   agent.child.kill("SIGTERM");
   const { code, at } = await agent.exited;

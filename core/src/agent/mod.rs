@@ -5,9 +5,9 @@ mod commands;
 #[doc(hidden)]
 pub mod fuzzing;
 mod instructions;
-mod ledger;
 mod model_source;
 mod modes;
+mod outbox;
 mod params;
 mod permission;
 pub(crate) mod prompt;
@@ -28,9 +28,10 @@ use crate::config::{Config, HOW_TO_CONFIGURE};
 use crate::editor::ClientFeatures;
 use crate::rpc::{Handler, Peer, RequestContext, RpcError};
 use crate::store::PendingStore;
+use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::writer::{self, LedgerTx, Record};
 use model_source::ModelSourceResolver;
+use outbox::Outbox;
 use params::parse;
 use session::{MODE_OPTION, MODEL_OPTION, Session, Sessions, THOUGHT_LEVEL_OPTION};
 use turn::{Turn, TurnContext, UserPrompt};
@@ -49,7 +50,7 @@ pub struct Agent {
     config: Arc<Config>,
     /// The session store, or why there is none.
     store: PendingStore,
-    ledger: LedgerTx,
+    outbox: Outbox,
     /// Built on first use: loading the platform's trust store costs milliseconds that
     /// `initialize` should not pay.
     http: std::sync::OnceLock<reqwest::Client>,
@@ -62,7 +63,7 @@ pub struct Agent {
 
 /// Tells the user which MCP servers failed and why: a `notice` when the client shows them,
 /// otherwise an agent message.
-pub(super) async fn report_mcp_failures(ledger: &LedgerTx, session: &Session, notices: bool) {
+pub(super) async fn report_mcp_failures(outbox: &Outbox, session: &Session, notices: bool) {
     let Some(mcp) = session.mcp.get() else { return };
     for status in &mcp.statuses {
         let Some(error) = &status.error else { continue };
@@ -71,9 +72,9 @@ pub(super) async fn report_mcp_failures(ledger: &LedgerTx, session: &Session, no
             acp::SessionUpdate::Notice(acp::Notice::new(acp::NoticeSeverity::Warning, title).description(error.clone()))
         } else {
             let text = format!("{title}: {error}. Its tools are not offered in this session.\n\n");
-            acp::SessionUpdate::AgentMessageChunk(ledger::text_chunk(text, &uuid::Uuid::new_v4().to_string()))
+            acp::SessionUpdate::AgentMessageChunk(outbox::text_chunk(text, &uuid::Uuid::new_v4().to_string()))
         };
-        ledger::emit(ledger, session, None, &update, true).await;
+        outbox::emit(outbox, session, None, &update, true).await;
     }
 }
 
@@ -111,12 +112,12 @@ pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, RpcError> {
 
 impl Agent {
     pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore) -> Arc<Self> {
-        let ledger = writer::spawn(store.clone(), peer.clone());
+        let outbox = Outbox::spawn(store.clone(), peer.clone());
         Arc::new(Self {
             peer,
             config,
             store,
-            ledger,
+            outbox,
             http: std::sync::OnceLock::new(),
             sources: ModelSourceResolver::new(),
             sessions: Sessions::default(),
@@ -315,7 +316,7 @@ impl Agent {
         let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
         let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();
-        self.ledger
+        self.outbox
             .push(Record::NewSession {
                 id: session.id.clone(),
                 cwd: session.roots[0].display().to_string(),
@@ -328,21 +329,21 @@ impl Agent {
         let mode = session.state().mode.clone();
         if mode != modes::DEFAULT_MODE {
             // The alias's default_mode, stored like a mode change.
-            self.ledger.push(Record::Mode { session_id: session.id.clone(), mode }).await;
+            self.outbox.push(Record::Mode { session_id: session.id.clone(), mode }).await;
         }
         // The session is durable before the client learns its id.
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
         // The slash commands and any MCP failures, once the client knows the session.
-        let (ledger, announced, notices) = (self.ledger.clone(), session.clone(), self.client_features().notices);
+        let (outbox, announced, notices) = (self.outbox.clone(), session.clone(), self.client_features().notices);
         ctx.after_response(
             async move {
                 let commands = acp::AvailableCommandsUpdate::new(commands::available());
                 let update = acp::SessionUpdate::AvailableCommandsUpdate(commands);
-                ledger::emit(&ledger, &announced, None, &update, true).await;
-                report_mcp_failures(&ledger, &announced, notices).await;
-                ledger.flush().await;
+                outbox::emit(&outbox, &announced, None, &update, true).await;
+                report_mcp_failures(&outbox, &announced, notices).await;
+                outbox.flush().await;
             }
             .boxed(),
         );
@@ -386,7 +387,7 @@ impl Agent {
             this.claim_in_store(&claim).await?;
             let prompt = UserPrompt { text: content.text, images: content.images, blocks };
             let turn_ctx = TurnContext {
-                ledger: this.ledger.clone(),
+                outbox: this.outbox.clone(),
                 peer: this.peer.clone(),
                 http: this.http().clone(),
                 config: this.config.clone(),
@@ -428,7 +429,7 @@ impl Agent {
                     ));
                 }
                 session.state().model = value.0.to_string();
-                self.ledger.push(Record::Model { session_id: session.id.clone(), model: value.0.to_string() }).await;
+                self.outbox.push(Record::Model { session_id: session.id.clone(), model: value.0.to_string() }).await;
             }
             MODE_OPTION => {
                 self.change_mode(&session, M, "value", &value.0).await?;
@@ -450,7 +451,7 @@ impl Agent {
                     ));
                 }
                 session.state().thought_level = value.0.to_string();
-                self.ledger
+                self.outbox
                     .push(Record::ThoughtLevel { session_id: session.id.clone(), level: value.0.to_string() })
                     .await;
             }
@@ -458,7 +459,7 @@ impl Agent {
                 return Err(RpcError::invalid_params(M, format!("configId: unknown config option `{other}`")));
             }
         }
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         to_value(&acp::SetSessionConfigOptionResponse::new(session.config_options()))
     }
 
@@ -469,8 +470,8 @@ impl Agent {
         let session = self.sessions.get(&req.session_id.0)?;
         self.change_mode(&session, M, "modeId", &req.mode_id.0).await?;
         let update = acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(session.config_options()));
-        ledger::emit(&self.ledger, &session, None, &update, true).await;
-        self.ledger.flush().await;
+        outbox::emit(&self.outbox, &session, None, &update, true).await;
+        self.outbox.flush().await;
         to_value(&acp::SetSessionModeResponse::new())
     }
 
@@ -483,10 +484,10 @@ impl Agent {
             ));
         }
         session.state().mode = mode.to_string();
-        self.ledger.push(Record::Mode { session_id: session.id.clone(), mode: mode.to_string() }).await;
+        self.outbox.push(Record::Mode { session_id: session.id.clone(), mode: mode.to_string() }).await;
         // Legacy clients follow modes through current_mode_update.
         let update = acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.to_string()));
-        ledger::emit(&self.ledger, session, None, &update, true).await;
+        outbox::emit(&self.outbox, session, None, &update, true).await;
         Ok(())
     }
 
@@ -590,7 +591,7 @@ impl Handler for Agent {
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         self.sessions.cancel_all();
-        let ledger = self.ledger.clone();
-        async move { ledger.flush().await }.boxed()
+        let outbox = self.outbox.clone();
+        async move { outbox.flush().await }.boxed()
     }
 }

@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::modes::Rule;
 use super::session::Session;
+use crate::agent::outbox::Outbox;
 use crate::editor::{EditorClient, EditorError};
+use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::writer::{LedgerTx, Record};
 use crate::tools::{Announce, Needs};
 
 pub enum Decision {
@@ -39,12 +40,12 @@ pub struct Question<'a> {
 }
 
 /// Returns the decision and, when the client could not answer at all, a note for the user.
-/// "Always" answers are remembered through `ledger`.
+/// "Always" answers are remembered through `outbox`.
 pub async fn decide(
     session: &Session,
     q: Question<'_>,
     editor: &EditorClient,
-    ledger: &LedgerTx,
+    outbox: &Outbox,
 ) -> (Decision, Option<&'static str>) {
     if q.announce.needs == Needs::Nothing {
         return (Decision::Allow, None);
@@ -110,11 +111,11 @@ pub async fn decide(
     match option.as_ref() {
         "allow_once" => (Decision::Allow, None),
         "allow_always" => {
-            remember_rule(session, ledger, Rule { tool: q.tool.into(), scope, allow: true }).await;
+            remember_rule(session, outbox, Rule { tool: q.tool.into(), scope, allow: true }).await;
             (Decision::Allow, None)
         }
         "reject_always" => {
-            remember_rule(session, ledger, Rule { tool: q.tool.into(), scope, allow: false }).await;
+            remember_rule(session, outbox, Rule { tool: q.tool.into(), scope, allow: false }).await;
             (Decision::Reject("the user declined (always)".into()), None)
         }
         _ => (Decision::Reject("the user declined".into()), None),
@@ -122,7 +123,7 @@ pub async fn decide(
 }
 
 /// Keeps an "always" answer for the session, in memory and in the store.
-async fn remember_rule(session: &Session, ledger: &LedgerTx, rule: Rule) {
+async fn remember_rule(session: &Session, outbox: &Outbox, rule: Rule) {
     let record = Record::Rule {
         session_id: session.id.clone(),
         tool: rule.tool.clone(),
@@ -131,7 +132,7 @@ async fn remember_rule(session: &Session, ledger: &LedgerTx, rule: Rule) {
         at: now_rfc3339(),
     };
     session.state().rules.push(rule);
-    ledger.push(record).await;
+    outbox.push(record).await;
 }
 
 fn always_label(needs: &Needs, allow: bool) -> String {

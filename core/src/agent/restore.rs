@@ -10,13 +10,13 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
-use super::ledger::{emit, record_message, text_chunk, update_frame};
+use super::outbox::{emit, record_message, text_chunk, update_frame};
 use super::session::{Restored, Session, TurnClaim};
 use super::{Agent, existing_dir};
 use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
+use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::writer::Record;
 use crate::store::{Claim, SessionRecord, Store, StoreError, process};
 
 /// Sessions per `session/list` page.
@@ -92,7 +92,7 @@ impl Agent {
             }
         }
         self.sessions.insert(session.clone());
-        super::report_mcp_failures(&self.ledger, &session, self.client_features().notices).await;
+        super::report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
         tracing::info!(session_id = %id, replay, "session restored");
         let options = session.config_options();
         if replay {
@@ -112,7 +112,7 @@ impl Agent {
     pub(super) async fn claim_in_store(&self, claim: &TurnClaim) -> Result<(), RpcError> {
         let Ok(store) = self.store.clone().await else { return Ok(()) };
         // What this connection queued (the previous turn's end above all) is stored first.
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         let session = &claim.session;
         let counters = || (session.peek_seq(), session.state().next_message_seq);
         let claimed = store.claim_turn(&session.id, claim.number as i64, &now_rfc3339(), counters).await?;
@@ -159,15 +159,15 @@ impl Agent {
             for id in open_tools.into_keys() {
                 let fields = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed);
                 let update = acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields));
-                emit(&self.ledger, session, turn, &update, false).await;
+                emit(&self.outbox, session, turn, &update, false).await;
             }
             let note = text_chunk(INTERRUPTED_NOTE.trim_start().to_string(), &uuid::Uuid::new_v4().to_string());
-            emit(&self.ledger, session, turn, &acp::SessionUpdate::AgentMessageChunk(note), false).await;
+            emit(&self.outbox, session, turn, &acp::SessionUpdate::AgentMessageChunk(note), false).await;
             let content = format!("{partial}{INTERRUPTED_NOTE}");
             let message = ChatMessage::assistant(content, Vec::new());
-            record_message(&self.ledger, session, &message).await;
+            record_message(&self.outbox, session, &message).await;
             session.state().history.push(message);
-            self.ledger
+            self.outbox
                 .push(Record::TurnEnd {
                     session_id: session.id.clone(),
                     turn: running.turn,
@@ -178,7 +178,7 @@ impl Agent {
                 .await;
             tracing::warn!(session_id = %session.id, turn = running.turn, "closed a turn interrupted by a crash");
         }
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         Ok(())
     }
 
@@ -215,8 +215,8 @@ impl Agent {
             live.cancel_turn();
         }
         // Unknown ids succeed silently, as the spec asks.
-        self.ledger.push(Record::Delete { session_id: id, at: now_rfc3339() }).await;
-        self.ledger.flush().await;
+        self.outbox.push(Record::Delete { session_id: id, at: now_rfc3339() }).await;
+        self.outbox.flush().await;
         super::to_value(&acp::DeleteSessionResponse::new())
     }
 

@@ -7,16 +7,16 @@
 //! run on the concrete pool through [`with_pool!`]: no `sqlx::Any` conversion on the hot path.
 //! The few statements that differ (JSON functions, the clock) live in [`Dialect`].
 //!
-//! Writes go through one write-behind task per connection ([`writer`]), which batches them
-//! into transactions; reads are plain queries on the pool. A prompt turn first claims the
+//! Writes come in batches ([`batch`]: the agent's write-behind outbox collects them), committed
+//! one transaction each; reads are plain queries on the pool. A prompt turn first claims the
 //! session in the store ([`Store::claim_turn`]), so two processes never run turns on one
 //! session at once or write over each other's ledger.
 
+pub mod batch;
 mod postgres;
 pub mod process;
 mod sqlite;
 pub mod time;
-pub mod writer;
 
 use std::path::{Path, PathBuf};
 

@@ -39,7 +39,9 @@ fn write_dir(dir: &Path, seed: usize) {
 fn walk_time(root: &Path, pattern: &str) -> Duration {
     let jail = Jail::new(vec![root.to_path_buf()], vec![]);
     let started = Instant::now();
-    let out = corvid_core::tools::search::search(&json!({ "pattern": pattern }), &jail).expect("search the sample");
+    let never = tokio_util::sync::CancellationToken::new();
+    let out =
+        corvid_core::tools::search::search(&json!({ "pattern": pattern }), &jail, &never).expect("search the sample");
     assert!(out.for_model.contains("no matches"), "`{pattern}` must not match the tree: {}", out.for_model);
     started.elapsed()
 }

@@ -7,7 +7,7 @@ use super::model_step::{ModelRequest, TextAs};
 use crate::agent::commands::COMPACT_PROMPT;
 use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
-use crate::store::writer::Record;
+use crate::store::batch::Record;
 
 impl Turn {
     pub(super) async fn compact(&self) -> Result<acp::StopReason, RpcError> {
@@ -61,7 +61,7 @@ impl Turn {
             state.history = vec![kept];
             state.next_message_seq = 2;
         }
-        self.ledger.push(Record::ReplaceMessages { session_id: self.session.id.clone(), messages: stored }).await;
+        self.outbox.push(Record::ReplaceMessages { session_id: self.session.id.clone(), messages: stored }).await;
         if self.client.compaction {
             report(acp::CompactionStatus::Completed, None, Some(&summary)).await;
         } else {

@@ -1,14 +1,15 @@
 //! One prompt turn: the user's message goes to the model, the streamed answer goes out as
-//! `session/update`s through the ledger, and the turn ends with exactly one stop reason.
+//! `session/update`s through the outbox, and the turn ends with exactly one stop reason.
 //!
 //! A [`Turn`] owns everything one turn needs (session, number, token, editor, config); its
 //! steps are methods: the model request (`model_step`), each tool call (`tool_call`), and
 //! `/compact` (`compact`).
 //!
-//! Cancellation: every wait in a turn (the model stream, the ledger, the editor's answers, a
-//! tool's work) races the turn's token. Once it fires the turn stops emitting, flushes the
-//! ledger (so what was already queued reaches the client) and only then answers, so no update
-//! of a cancelled turn can follow its `session/prompt` response.
+//! Cancellation: every wait in a turn on something outside it (the model stream, the editor's
+//! answers, a tool's work) races the turn's token; queuing an update waits only for room in the
+//! outbox (a client that stops reading slows the turn down). Once the token fires the turn
+//! stops emitting, flushes the outbox (so what was already queued reaches the client) and only
+//! then answers, so no update of a cancelled turn can follow its `session/prompt` response.
 
 mod compact;
 mod model_step;
@@ -23,20 +24,21 @@ use tokio_util::sync::CancellationToken;
 
 use super::accounting;
 use super::commands::{self, Command};
-use super::ledger::{emit, record_message, text_chunk};
+use super::outbox::{emit, record_message, text_chunk};
 use super::session::{Session, TurnClaim};
+use crate::agent::outbox::Outbox;
 use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
 use crate::provider::{ChatMessage, FinishReason};
 use crate::rpc::{Peer, RpcError};
+use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::writer::{LedgerTx, Record};
 use crate::tools::{Jail, Registry};
 use model_step::{ModelRequest, TextAs};
 
 /// Everything a turn needs besides the session itself.
 pub struct TurnContext {
-    pub ledger: LedgerTx,
+    pub outbox: Outbox,
     pub peer: Peer,
     pub http: reqwest::Client,
     pub config: Arc<Config>,
@@ -73,7 +75,7 @@ pub struct Turn {
     session: Arc<Session>,
     number: i64,
     cancel: CancellationToken,
-    ledger: LedgerTx,
+    outbox: Outbox,
     /// The session's editor, every request racing `cancel`.
     editor: EditorClient,
     http: reqwest::Client,
@@ -95,7 +97,7 @@ impl Turn {
             claim,
             session,
             cancel,
-            ledger: ctx.ledger,
+            outbox: ctx.outbox,
             editor,
             http: ctx.http,
             config: ctx.config,
@@ -110,7 +112,7 @@ impl Turn {
         let user_id = uuid::Uuid::new_v4().to_string();
         for block in prompt.blocks {
             let chunk = acp::ContentChunk::new(block).message_id(acp::MessageId::new(user_id.clone()));
-            emit(&self.ledger, &self.session, Some(self.number), &acp::SessionUpdate::UserMessageChunk(chunk), false)
+            emit(&self.outbox, &self.session, Some(self.number), &acp::SessionUpdate::UserMessageChunk(chunk), false)
                 .await;
         }
         self.announce_title(&prompt.text).await;
@@ -141,7 +143,7 @@ impl Turn {
             }
         }
         let stop_reason = outcome.as_ref().ok().and_then(|r| serde_json::to_value(r).ok()?.as_str().map(String::from));
-        self.ledger
+        self.outbox
             .push(Record::TurnEnd {
                 session_id: self.session.id.clone(),
                 turn: self.number,
@@ -151,14 +153,14 @@ impl Turn {
             })
             .await;
         // Durable, and every frame of this turn handed to the client, before the response.
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         drop(self.claim);
         outcome
     }
 
     /// Stores and sends one update of this turn. `false` once the connection is gone.
     async fn emit(&self, update: acp::SessionUpdate) -> bool {
-        emit(&self.ledger, &self.session, Some(self.number), &update, true).await
+        emit(&self.outbox, &self.session, Some(self.number), &update, true).await
     }
 
     /// A message to the user in the agent's voice (its own message id).
@@ -181,7 +183,7 @@ impl Turn {
         };
         let mut user_message = ChatMessage::user(text);
         user_message.images = images;
-        record_message(&self.ledger, &self.session, &user_message).await;
+        record_message(&self.outbox, &self.session, &user_message).await;
         let (model, mut messages) = {
             let mut state = self.session.state();
             state.history.push(user_message);
@@ -202,7 +204,7 @@ impl Turn {
             state.title = Some(title.clone());
             title
         };
-        self.ledger.push(Record::Title { session_id: self.session.id.clone(), title: title.clone() }).await;
+        self.outbox.push(Record::Title { session_id: self.session.id.clone(), title: title.clone() }).await;
         let info = acp::SessionInfoUpdate::new().title(title).updated_at(now_rfc3339());
         self.emit(acp::SessionUpdate::SessionInfoUpdate(info)).await;
     }
@@ -275,7 +277,7 @@ impl Turn {
 
     /// Appends to the model context, in memory and in the store.
     async fn remember(&self, messages: &mut Vec<ChatMessage>, message: ChatMessage) {
-        record_message(&self.ledger, &self.session, &message).await;
+        record_message(&self.outbox, &self.session, &message).await;
         self.session.state().history.push(message.clone());
         messages.push(message);
     }

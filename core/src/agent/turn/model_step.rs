@@ -8,7 +8,7 @@ use agent_client_protocol_schema::v1 as acp;
 
 use super::Turn;
 use crate::agent::accounting;
-use crate::agent::ledger::text_chunk;
+use crate::agent::outbox::text_chunk;
 use crate::config::TestFault;
 use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, ToolSpec,

@@ -21,7 +21,7 @@ impl Updates for Card<'_> {
         Box::pin(async move {
             self.turn.tool_update(self.id, acp::ToolCallUpdateFields::new().content(content)).await;
             if on_screen {
-                self.turn.ledger.flush().await;
+                self.turn.outbox.flush().await;
             }
         })
     }
@@ -135,13 +135,13 @@ impl Turn {
     ) -> Result<Decision, ToolError> {
         // The card is on screen before the question, and before any request the tool makes of
         // the editor (a read through `fs/read_text_file` must not overtake its own card).
-        self.ledger.flush().await;
+        self.outbox.flush().await;
         if announce.needs == crate::tools::Needs::Nothing {
             return Ok(Decision::Allow);
         }
         let preview = tool.preview(args, cx).await?;
         let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview };
-        let (decision, note) = permission::decide(&self.session, question, &self.editor, &self.ledger).await;
+        let (decision, note) = permission::decide(&self.session, question, &self.editor, &self.outbox).await;
         if let Some(note) = note {
             self.say(format!("\n\n{note}\n\n")).await;
         }

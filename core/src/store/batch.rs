@@ -1,34 +1,24 @@
-//! The write-behind ledger: one task per connection that commits writes in batches and only
-//! then forwards `session/update` frames to the client.
-//!
-//! Commit-then-send means a frame the client has seen is already durable: a `kill -9` loses
-//! at most updates that were still queued and that the client never received. Batching keeps
-//! the cost per update in microseconds while a model streams.
+//! Writing to the store in batches: [`Record`] is one write, in the order it must happen;
+//! [`Store::write_batch`] commits a run of them in one transaction (consecutive updates become
+//! one multi-row INSERT). The store knows nothing of the client: sending what was stored is
+//! the agent's outbox (`agent::outbox`), which calls this.
 
 use std::collections::BTreeSet;
 
 use sqlx::QueryBuilder;
-use tokio::sync::{mpsc, oneshot};
 
 use super::time::now_rfc3339;
 use super::{Store, StoreError, with_pool};
-use crate::rpc::Peer;
-
-/// Bounded so a slow disk or client slows the turn instead of growing memory.
-const QUEUE: usize = 512;
-/// Most items committed in one transaction.
-const MAX_BATCH: usize = 256;
 
 /// One write, in the order it must happen.
 #[derive(Debug)]
 pub enum Record {
-    /// A `session/update`: stored in the ledger, then (if `send`) forwarded as `frame`.
+    /// A `session/update`'s payload, appended to the session's event ledger.
     Update {
         session_id: String,
         seq: i64,
         turn: Option<i64>,
         payload: String,
-        frame: Option<String>,
     },
     NewSession {
         id: String,
@@ -86,74 +76,19 @@ pub enum Record {
         session_id: String,
         at: String,
     },
-    /// Resolves once everything queued before it is committed and forwarded.
-    Flush(oneshot::Sender<()>),
 }
 
-/// Sending side of the ledger. Cheap to clone.
-#[derive(Clone)]
-pub struct LedgerTx {
-    tx: mpsc::Sender<Record>,
-}
-
-impl LedgerTx {
-    /// Queues a write. Fails only when the connection is gone.
-    pub async fn push(&self, record: Record) -> bool {
-        self.tx.send(record).await.is_ok()
-    }
-
-    /// Waits until every write queued so far is committed and its frames handed to the client.
-    pub async fn flush(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.tx.send(Record::Flush(tx)).await.is_ok() {
-            let _ = rx.await;
+impl Store {
+    /// Commits `batch` in one transaction, in order.
+    pub async fn write_batch(&self, batch: &[Record]) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
         }
-    }
-}
-
-/// Starts the ledger task. With `store` = `None` nothing is written and frames go straight
-/// through (same ordering guarantees, no durability).
-pub fn spawn(store: super::PendingStore, peer: Peer) -> LedgerTx {
-    let (tx, rx) = mpsc::channel(QUEUE);
-    tokio::spawn(run(store, peer, rx));
-    LedgerTx { tx }
-}
-
-async fn run(store: super::PendingStore, peer: Peer, mut rx: mpsc::Receiver<Record>) {
-    let store = store.await.ok();
-    let mut batch = Vec::with_capacity(64);
-    while let Some(first) = rx.recv().await {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-        }
-        if let Some(store) = &store
-            && let Err(e) = commit(store, &batch).await
-        {
-            // Never hold the client's stream hostage to the disk: log and go on.
-            tracing::error!(error = %e, items = batch.len(), "could not persist session updates");
-        }
-        for record in batch.drain(..) {
-            match record {
-                Record::Update { frame: Some(frame), .. } => {
-                    let _ = peer.send_raw(frame).await;
-                }
-                Record::Flush(done) => {
-                    let _ = done.send(());
-                }
-                _ => {}
-            }
-        }
+        commit(self, batch).await
     }
 }
 
 async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
-    if batch.iter().all(|r| matches!(r, Record::Flush(_))) {
-        return Ok(());
-    }
     let dialect = store.dialect();
     // The same statements on either backend's transaction (see `with_pool!`).
     with_pool!(store.pool(), |pool| {
@@ -286,7 +221,7 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                         .execute(&mut *tx)
                         .await?;
                 }
-                Record::Update { .. } | Record::Flush(_) => {}
+                Record::Update { .. } => {}
             }
             i += 1;
         }
