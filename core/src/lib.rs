@@ -1,7 +1,8 @@
 //! Corvid's core: the ACP protocol, sessions, the agent loop and model providers.
 //!
-//! Every front end (the `corvid` binary over stdio, the Node addon over in-memory channels,
-//! later the WebSocket server) calls the same entry point, [`serve`].
+//! Every front end (`corvid acp` over stdio, the Node addon and `corvid chat` over in-memory
+//! channels, each `corvid serve` WebSocket) calls the same entry point, [`serve`] or
+//! [`serve_with_store`].
 
 pub mod agent;
 pub mod config;

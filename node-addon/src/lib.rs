@@ -27,7 +27,7 @@ pub struct AgentOptions {
     pub config_file: Option<String>,
     /// Data directory (`CORVID_DATA_DIR`).
     pub data_dir: Option<String>,
-    /// Provider kind (`CORVID_PROVIDER`), `openai` for now.
+    /// Provider kind (`CORVID_PROVIDER`): `openai` (any OpenAI-compatible server) or `anthropic`.
     pub provider: Option<String>,
     /// Model id (`CORVID_MODEL`).
     pub model: Option<String>,

@@ -200,12 +200,8 @@ where
                 Some(Inbound::TooLong { len, prefix }) => {
                     // Never forwarded; answered here exactly as the core would.
                     let id = corvid_core::rpc::message::sniff_id(&prefix).unwrap_or(serde_json::Value::Null);
-                    let error = serde_json::json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {"code": -32600, "message": format!("message of {len} bytes exceeds the limit of {max_message_bytes} bytes")},
-                    });
-                    let _ = transport.outgoing.send(error.to_string()).await;
+                    let error = corvid_core::rpc::RpcError::oversize(len, max_message_bytes);
+                    let _ = transport.outgoing.send(corvid_core::rpc::error_frame(&id, error)).await;
                 }
                 None => {
                     // The editor closed stdin: close the socket politely and leave.

@@ -10,74 +10,62 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::methods::Method;
 use super::params::{self, parse};
 use super::{prompt, requested_agent, restore};
 use crate::rpc::RpcError;
 use crate::tools::Jail;
 
-/// Every method the agent answers (requests) or accepts (`session/cancel`), as dispatched.
-pub const METHODS: &[&str] = &[
-    "initialize",
-    "authenticate",
-    "logout",
-    "session/new",
-    "session/load",
-    "session/resume",
-    "session/list",
-    "session/delete",
-    "session/close",
-    "session/stop",
-    "session/prompt",
-    "session/cancel",
-    "session/set_mode",
-    "session/set_config_option",
-    "_corvid/permissions/list",
-    "_corvid/permissions/revoke",
-];
+/// Every method the agent answers (requests) or accepts (`session/cancel`): the dispatch
+/// table's own list (`agent::methods`), so a new method cannot escape the fuzzer.
+pub const METHODS: &[&str] = &super::methods::NAMES;
 
 /// Parses `params` the way the handler of `method` does (aliases, agent alias fields, prompt
 /// shorthands, list cursors). Accepted params must also survive a serialize/parse round trip
 /// unchanged, since some are stored and replayed: this panics when they do not.
 pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError> {
     let mut params = params::normalize(params);
-    match method {
-        "initialize" => round_trip::<acp::InitializeRequest>(method, params),
-        "authenticate" => round_trip::<acp::AuthenticateRequest>(method, params),
-        "logout" => round_trip::<acp::LogoutRequest>(method, params),
-        "session/new" => {
+    let Some(known) = Method::from_name(method) else {
+        return Err(RpcError::MethodNotFound(method.to_string()));
+    };
+    // Exhaustive: a method added to the table does not compile until it is fuzzed here too.
+    match known {
+        Method::Initialize => round_trip::<acp::InitializeRequest>(method, params),
+        Method::Authenticate => round_trip::<acp::AuthenticateRequest>(method, params),
+        Method::Logout => round_trip::<acp::LogoutRequest>(method, params),
+        Method::SessionNew => {
             requested_agent(method, &mut params)?;
             round_trip::<acp::NewSessionRequest>(method, params)
         }
-        "session/load" => {
+        Method::SessionLoad => {
             requested_agent(method, &mut params)?;
             round_trip::<acp::LoadSessionRequest>(method, params)
         }
-        "session/resume" => {
+        Method::SessionResume => {
             requested_agent(method, &mut params)?;
             round_trip::<acp::ResumeSessionRequest>(method, params)
         }
-        "session/list" => {
+        Method::SessionList => {
             let req: acp::ListSessionsRequest = parse(method, params.clone())?;
             req.cursor.as_deref().map(restore::decode_cursor).transpose()?;
             round_trip::<acp::ListSessionsRequest>(method, params)
         }
-        "session/delete" => round_trip::<acp::DeleteSessionRequest>(method, params),
-        "session/close" | "session/stop" => round_trip::<acp::CloseSessionRequest>(method, params),
-        "session/prompt" => {
+        Method::SessionDelete => round_trip::<acp::DeleteSessionRequest>(method, params),
+        Method::SessionClose | Method::SessionStop => round_trip::<acp::CloseSessionRequest>(method, params),
+        Method::SessionPrompt => {
             let mut params = params.unwrap_or(Value::Null);
             prompt::normalize(&mut params);
             round_trip::<acp::PromptRequest>(method, Some(params))
         }
-        "session/cancel" => round_trip::<acp::CancelNotification>(method, params),
-        "session/set_mode" => round_trip::<acp::SetSessionModeRequest>(method, params),
-        "session/set_config_option" => {
+        Method::SessionCancel => round_trip::<acp::CancelNotification>(method, params),
+        Method::SessionSetMode => round_trip::<acp::SetSessionModeRequest>(method, params),
+        Method::SessionSetConfigOption => {
             let req: acp::SetSessionConfigOptionRequest = parse(method, params.clone())?;
             let _ = req.value.as_value_id();
             round_trip::<acp::SetSessionConfigOptionRequest>(method, params)
         }
-        "_corvid/permissions/list" => parse::<restore::RuleListRequest>(method, params).map(drop),
-        "_corvid/permissions/revoke" => parse::<restore::RuleRevokeRequest>(method, params).map(drop),
-        other => Err(RpcError::MethodNotFound(other.to_string())),
+        Method::PermissionsList => parse::<restore::RuleListRequest>(method, params).map(drop),
+        Method::PermissionsRevoke => parse::<restore::RuleRevokeRequest>(method, params).map(drop),
     }
 }
 

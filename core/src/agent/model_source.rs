@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use tokio::sync::Mutex;
 
+use crate::agent::error::AgentError;
 use crate::config::{Config, HOW_TO_CONFIGURE};
 use crate::provider::Endpoint;
 use crate::provider::discovery::{list_models, probe_ollama};
-use crate::rpc::RpcError;
 
 /// A usable endpoint (which carries its provider kind) plus the models offered in the
 /// session's model picker.
@@ -42,7 +42,7 @@ impl ModelSourceResolver {
         config: &Config,
         http: &reqwest::Client,
         agent: Option<&(String, crate::config::AgentProfile)>,
-    ) -> Result<Arc<ModelSource>, RpcError> {
+    ) -> Result<Arc<ModelSource>, AgentError> {
         let key = agent.map(|(alias, _)| alias.clone());
         let mut cached = self.cached.lock().await;
         if let Some(source) = cached.get(&key) {
@@ -57,7 +57,7 @@ impl ModelSourceResolver {
         Ok(source)
     }
 
-    async fn discover(config: &Config, http: &reqwest::Client) -> Result<ModelSource, RpcError> {
+    async fn discover(config: &Config, http: &reqwest::Client) -> Result<ModelSource, AgentError> {
         match &config.provider {
             Some(p) => {
                 let endpoint = Endpoint { kind: p.kind, base_url: p.base_url.clone(), api_key: p.api_key.clone() };
@@ -77,7 +77,7 @@ impl ModelSourceResolver {
                     tracing::info!(model = %default_model, "using local Ollama");
                     Ok(ModelSource { endpoint, models, default_model })
                 }
-                None => Err(RpcError::AuthRequired(HOW_TO_CONFIGURE.to_string())),
+                None => Err(AgentError::AuthRequired(HOW_TO_CONFIGURE.to_string())),
             },
         }
     }

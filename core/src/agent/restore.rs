@@ -10,9 +10,11 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 
+use super::Agent;
+use super::error::AgentError;
+use super::new_session::{existing_dir, report_mcp_failures};
 use super::outbox::{emit, record_message, text_chunk, update_frame};
 use super::session::{Restored, Session, TurnClaim};
-use super::{Agent, existing_dir};
 use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
 use crate::store::batch::Record;
@@ -26,17 +28,17 @@ const PAGE: i64 = 50;
 pub const INTERRUPTED_NOTE: &str =
     "\n\n⚠️ This turn was interrupted: Corvid stopped before it finished. Unfinished tool calls were marked failed.";
 
-impl From<StoreError> for RpcError {
+impl From<StoreError> for AgentError {
     fn from(e: StoreError) -> Self {
-        RpcError::Internal(e.to_string())
+        AgentError::internal(e.to_string())
     }
 }
 
 impl Agent {
     /// The store, or -32601 naming why there is none (these methods are not advertised then).
-    pub(super) async fn store(&self, method: &str) -> Result<Store, RpcError> {
+    pub(super) async fn store(&self, method: &str) -> Result<Store, AgentError> {
         self.store.clone().await.map_err(|reason| {
-            RpcError::MethodNotFound(format!("{method} (the session store is unavailable: {reason})"))
+            RpcError::MethodNotFound(format!("{method} (the session store is unavailable: {reason})")).into()
         })
     }
 
@@ -46,7 +48,7 @@ impl Agent {
         method: &'static str,
         params: Option<Value>,
         replay: bool,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Value, AgentError> {
         let mut params = params;
         let requested = super::requested_agent(method, &mut params)?;
         let (session_id, cwd, dirs, mcp_servers) = if replay {
@@ -63,7 +65,7 @@ impl Agent {
         let id = session_id.0.to_string();
         self.check_session_limit(method, Some(&id))?;
         let store = self.store(method).await?;
-        let record = store.session(&id).await?.ok_or_else(|| RpcError::SessionNotFound(id.clone()))?;
+        let record = store.session(&id).await?.ok_or_else(|| AgentError::SessionNotFound(id.clone()))?;
         let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
         let source = self.model_source(agent.as_ref()).await?;
 
@@ -92,7 +94,7 @@ impl Agent {
             }
         }
         self.sessions.insert(session.clone());
-        super::report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
+        report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
         tracing::info!(session_id = %id, replay, "session restored");
         let options = session.config_options();
         if replay {
@@ -109,7 +111,7 @@ impl Agent {
     /// Stores the turn as running, if no other process (or connection) runs one in the
     /// session and nothing was stored in it since this connection loaded it: the check that
     /// lets several processes share one store without forking a session's ledger.
-    pub(super) async fn claim_in_store(&self, claim: &TurnClaim) -> Result<(), RpcError> {
+    pub(super) async fn claim_in_store(&self, claim: &TurnClaim) -> Result<(), AgentError> {
         let Ok(store) = self.store.clone().await else { return Ok(()) };
         // What this connection queued (the previous turn's end above all) is stored first.
         self.outbox.flush().await;
@@ -118,15 +120,15 @@ impl Agent {
         let claimed = store.claim_turn(&session.id, claim.number as i64, &now_rfc3339(), counters).await?;
         match claimed {
             Claim::Claimed => Ok(()),
-            Claim::Busy { turn, host } => Err(RpcError::SessionBusyElsewhere { id: session.id.clone(), turn, host }),
-            Claim::Stale => Err(RpcError::SessionStale(session.id.clone())),
+            Claim::Busy { turn, host } => Err(AgentError::SessionBusyElsewhere { id: session.id.clone(), turn, host }),
+            Claim::Stale => Err(AgentError::SessionStale(session.id.clone())),
         }
     }
 
     /// Turns left `running` by a process that no longer exists are closed: open tool calls
     /// are marked failed and a note is added, all stored in the ledger (so every later load
     /// replays the same thing), and the partial answer joins the model's context.
-    async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<(), RpcError> {
+    async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<(), AgentError> {
         for running in store.running_turns(&session.id).await? {
             if process::is_running(&running) {
                 continue;
@@ -182,7 +184,7 @@ impl Agent {
         Ok(())
     }
 
-    pub(super) async fn list_sessions(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    pub(super) async fn list_sessions(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         const M: &str = "session/list";
         let req: acp::ListSessionsRequest = super::params::parse(M, params)?;
         let store = self.store(M).await?;
@@ -207,7 +209,7 @@ impl Agent {
         super::to_value(&acp::ListSessionsResponse::new(sessions).next_cursor(next))
     }
 
-    pub(super) async fn delete_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    pub(super) async fn delete_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         const M: &str = "session/delete";
         let req: acp::DeleteSessionRequest = super::params::parse(M, params)?;
         let id = req.session_id.0.to_string();
@@ -221,7 +223,7 @@ impl Agent {
     }
 
     /// `_corvid/permissions/list`: the session's durable "always" answers.
-    pub(super) async fn list_rules(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    pub(super) async fn list_rules(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         const M: &str = "_corvid/permissions/list";
         let req: RuleListRequest = super::params::parse(M, params)?;
         let store = self.store(M).await?;
@@ -240,12 +242,12 @@ impl Agent {
     }
 
     /// `_corvid/permissions/revoke`: forgets one "always" answer, in the store and the live session.
-    pub(super) async fn revoke_rule(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    pub(super) async fn revoke_rule(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         const M: &str = "_corvid/permissions/revoke";
         let req: RuleRevokeRequest = super::params::parse(M, params)?;
         let store = self.store(M).await?;
         let Some(rule) = store.revoke_rule(&req.session_id, req.id).await? else {
-            return Err(RpcError::invalid_params(M, format!("id: no rule {} in force for this session", req.id)));
+            return Err(AgentError::invalid_params(M, format!("id: no rule {} in force for this session", req.id)));
         };
         if let Ok(session) = self.sessions.get(&req.session_id) {
             let revoked = super::modes::Rule { tool: rule.tool, scope: rule.scope, allow: rule.allow };
@@ -255,7 +257,7 @@ impl Agent {
     }
 
     /// ZeroClaw's `session/stop`: the running turn finishes, then the session is closed.
-    pub(super) async fn stop_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, RpcError> {
+    pub(super) async fn stop_session(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         let req: acp::CloseSessionRequest = super::params::parse("session/stop", params)?;
         let session = self.sessions.get(&req.session_id.0)?;
         loop {
@@ -283,7 +285,7 @@ pub(super) struct RuleRevokeRequest {
     id: i64,
 }
 
-async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, RpcError> {
+async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, AgentError> {
     let (next_seq, next_message_seq, next_turn) = store.counters(&record.id).await?;
     let spent = store.last_usage(&record.id).await?.map(|p| super::accounting::spent_from(&p)).unwrap_or_default();
     let mut history = Vec::new();
@@ -318,8 +320,8 @@ fn encode_cursor(r: &SessionRecord) -> String {
     URL_SAFE_NO_PAD.encode(serde_json::json!([r.updated_at, r.id]).to_string())
 }
 
-pub(super) fn decode_cursor(cursor: &str) -> Result<(String, String), RpcError> {
-    let invalid = || RpcError::invalid_params("session/list", "cursor: not a cursor this agent issued");
+pub(super) fn decode_cursor(cursor: &str) -> Result<(String, String), AgentError> {
+    let invalid = || AgentError::invalid_params("session/list", "cursor: not a cursor this agent issued");
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
     let (at, id): (String, String) = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     Ok((at, id))

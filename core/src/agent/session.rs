@@ -9,8 +9,8 @@ use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
 use super::model_source::ModelSource;
+use crate::agent::error::AgentError;
 use crate::provider::{ChatMessage, ProviderKind, anthropic};
-use crate::rpc::RpcError;
 
 pub struct Session {
     pub id: String,
@@ -167,10 +167,10 @@ impl Session {
 
     /// Claims the session for a new turn, or reports it busy. The returned guard releases
     /// the claim when dropped, however the turn ends.
-    pub fn begin_turn(self: &Arc<Self>, cancel: CancellationToken) -> Result<TurnClaim, RpcError> {
+    pub fn begin_turn(self: &Arc<Self>, cancel: CancellationToken) -> Result<TurnClaim, AgentError> {
         let mut state = self.state();
         if state.turn.is_some() {
-            return Err(RpcError::SessionBusy(self.id.clone()));
+            return Err(AgentError::SessionBusy(self.id.clone()));
         }
         let number = state.next_turn;
         state.next_turn += 1;
@@ -321,12 +321,16 @@ impl Sessions {
         self.map().insert(session.id.clone(), session);
     }
 
-    pub fn get(&self, id: &str) -> Result<Arc<Session>, RpcError> {
+    pub fn get(&self, id: &str) -> Result<Arc<Session>, AgentError> {
         if let Some(session) = self.map().get(id).cloned() {
             return Ok(session);
         }
         let loading = self.loading.lock().map(|l| l.contains_key(id)).unwrap_or(false);
-        Err(if loading { RpcError::SessionLoading(id.to_string()) } else { RpcError::SessionNotFound(id.to_string()) })
+        Err(if loading {
+            AgentError::SessionLoading(id.to_string())
+        } else {
+            AgentError::SessionNotFound(id.to_string())
+        })
     }
 
     /// Marks the `sessionId` of load/resume params as loading (nothing if there is none: the

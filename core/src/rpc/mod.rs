@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 
 pub use error::RpcError;
 pub use message::RequestId;
-pub use peer::Peer;
+pub use peer::{Peer, error_frame};
 
 use crate::transport::{Inbound, Transport};
 use message::{FrameError, Incoming};
@@ -110,8 +110,7 @@ pub async fn run_connection<H: Handler>(
             Inbound::TooLong { len, prefix } => {
                 let id = message::sniff_id(&prefix).unwrap_or(Value::Null);
                 tracing::warn!(len, "rejected an oversize message");
-                let reason = format!("message of {len} bytes exceeds the limit of {max_message_bytes} bytes");
-                respond_later(&tasks, &peer, id, RpcError::InvalidRequest(reason));
+                respond_later(&tasks, &peer, id, RpcError::oversize(len, max_message_bytes));
                 continue;
             }
         };

@@ -59,6 +59,27 @@ struct ResponseFrame<'a> {
     outcome: Outcome<'a>,
 }
 
+fn response_frame(id: &RequestId, outcome: &Result<Value, RpcError>) -> serde_json::Result<String> {
+    let wire;
+    let outcome = match outcome {
+        Ok(v) => Outcome::Result(v),
+        Err(e) => {
+            wire = e.to_wire_value();
+            Outcome::Error(&wire)
+        }
+    };
+    serde_json::to_string(&ResponseFrame { jsonrpc: "2.0", id, outcome })
+}
+
+/// The error response to request `id`, as a frame: for a front end that must answer a
+/// message it will not forward (the bridge's oversize lines), exactly as the core would.
+pub fn error_frame(id: &RequestId, error: RpcError) -> String {
+    response_frame(id, &Err(error)).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not serialize an error response");
+        String::new()
+    })
+}
+
 impl Peer {
     pub(crate) fn new(out: mpsc::Sender<String>) -> Self {
         Self {
@@ -93,12 +114,7 @@ impl Peer {
     }
 
     pub(crate) async fn respond(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
-        let (value, is_err) = match &outcome {
-            Ok(v) => (v.clone(), false),
-            Err(e) => (e.to_wire_value(), true),
-        };
-        let outcome = if is_err { Outcome::Error(&value) } else { Outcome::Result(&value) };
-        match serde_json::to_string(&ResponseFrame { jsonrpc: "2.0", id, outcome }) {
+        match response_frame(id, &outcome) {
             Ok(frame) => {
                 let _ = self.send_raw(frame).await;
             }

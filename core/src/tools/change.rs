@@ -2,10 +2,11 @@
 //! question shows its diff, and an edit that cannot apply fails before anyone is asked.
 
 use agent_client_protocol_schema::v1 as acp;
+use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::files::Files;
-use super::{Announce, Jail, Needs, Output, ToolError, display, location};
+use super::{Announce, Jail, Needs, Output, ToolContext, ToolError, display, location};
 
 /// The announcement of a change to `path`.
 pub fn announce(verb: &str, path: &str, jail: &Jail) -> Result<Announce, ToolError> {
@@ -45,4 +46,20 @@ impl Change {
             ok: true,
         })
     }
+}
+
+/// `Tool::preview` of a change tool: the diff of what `plan` works out.
+pub fn preview<'a>(
+    plan: impl Future<Output = Result<Change, ToolError>> + Send + 'a,
+) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+    Box::pin(async move { Ok(vec![plan.await?.diff()]) })
+}
+
+/// `Tool::run` of a change tool: `plan` again (the file may have changed while the user was
+/// asked), then write it.
+pub fn run<'a>(
+    plan: impl Future<Output = Result<Change, ToolError>> + Send + 'a,
+    cx: &'a ToolContext<'a>,
+) -> BoxFuture<'a, Result<Output, ToolError>> {
+    Box::pin(async move { plan.await?.apply(cx.jail, &cx.files()).await })
 }

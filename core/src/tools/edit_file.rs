@@ -69,10 +69,10 @@ impl Tool for EditFile {
         args: &'a Value,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
-        Box::pin(async move { Ok(vec![Self::plan(args, cx).await?.diff()]) })
+        change::preview(Self::plan(args, cx))
     }
 
     fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
-        Box::pin(async move { Self::plan(args, cx).await?.apply(cx.jail, &cx.files()).await })
+        change::run(Self::plan(args, cx), cx)
     }
 }

@@ -20,7 +20,8 @@ impl MemoryPeer {
 }
 
 /// A connected pair: the [`Transport`] goes to `serve`, the [`MemoryPeer`] to the embedder.
-/// Messages over `max_message_bytes` are reported as oversize, exactly as on stdio.
+/// Nothing here measures messages: the RPC layer answers one over `max_message_bytes` as
+/// oversize (-32600), as stdio's line reader has it answered for lines it cut short.
 pub fn memory(max_message_bytes: Option<usize>) -> (Transport, MemoryPeer) {
     let (in_tx, in_rx) = mpsc::channel(256);
     let (out_tx, out_rx) = mpsc::channel(OUTGOING_CAPACITY);

@@ -5,12 +5,12 @@ use agent_client_protocol_schema::v1 as acp;
 use super::Turn;
 use super::model_step::{ModelRequest, TextAs};
 use crate::agent::commands::COMPACT_PROMPT;
+use crate::agent::error::AgentError;
 use crate::provider::ChatMessage;
-use crate::rpc::RpcError;
 use crate::store::batch::Record;
 
 impl Turn {
-    pub(super) async fn compact(&self) -> Result<acp::StopReason, RpcError> {
+    pub(super) async fn compact(&self) -> Result<acp::StopReason, AgentError> {
         let (model, history) = {
             let state = self.session.state();
             (state.model.clone(), state.history.clone())

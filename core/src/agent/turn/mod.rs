@@ -26,11 +26,12 @@ use super::accounting;
 use super::commands::{self, Command};
 use super::outbox::{emit, record_message, text_chunk};
 use super::session::{Session, TurnClaim};
+use crate::agent::error::AgentError;
 use crate::agent::outbox::Outbox;
 use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
 use crate::provider::{ChatMessage, FinishReason};
-use crate::rpc::{Peer, RpcError};
+use crate::rpc::Peer;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 use crate::tools::{Jail, Registry};
@@ -107,7 +108,7 @@ impl Turn {
     }
 
     /// Runs the turn to its one stop reason.
-    pub async fn run(self, prompt: UserPrompt) -> Result<acp::StopReason, RpcError> {
+    pub async fn run(self, prompt: UserPrompt) -> Result<acp::StopReason, AgentError> {
         let command = commands::parse(&prompt.text);
         let user_id = uuid::Uuid::new_v4().to_string();
         for block in prompt.blocks {
@@ -130,7 +131,7 @@ impl Turn {
                     "\n\n⚠️ Corvid hit an internal error and ended this turn ({what}). You can send another prompt."
                 ))
                 .await;
-                Err(RpcError::Internal(format!("session/prompt: the turn failed: {what}")))
+                Err(AgentError::internal(format!("session/prompt: the turn failed: {what}")))
             }
         };
         // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
@@ -174,7 +175,7 @@ impl Turn {
         command: Option<Command>,
         text: String,
         images: Vec<crate::provider::ImageRef>,
-    ) -> Result<acp::StopReason, RpcError> {
+    ) -> Result<acp::StopReason, AgentError> {
         let text = match command {
             Some(Command::Compact) => return self.compact().await,
             // A command becomes the instruction it stands for; the client still shows what was typed.
@@ -217,7 +218,7 @@ impl Turn {
     }
 
     /// Model → tool calls → results → model … until the model stops asking for tools.
-    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<acp::StopReason, RpcError> {
+    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<acp::StopReason, AgentError> {
         let registry = self.registry();
         let specs = registry.specs();
         let mut calls_made = 0u32;

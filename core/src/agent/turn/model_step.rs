@@ -8,13 +8,13 @@ use agent_client_protocol_schema::v1 as acp;
 
 use super::Turn;
 use crate::agent::accounting;
+use crate::agent::error::AgentError;
 use crate::agent::outbox::text_chunk;
 use crate::config::TestFault;
 use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, ToolSpec,
     start_chat,
 };
-use crate::rpc::RpcError;
 
 /// How a streamed answer's text is shown.
 #[derive(Clone, Copy)]
@@ -50,7 +50,7 @@ impl Turn {
         &self,
         request: ModelRequest<'_>,
         text: &mut String,
-    ) -> Result<Option<Step>, RpcError> {
+    ) -> Result<Option<Step>, AgentError> {
         let retry = RetryPolicy {
             max_retries: self.config.max_retries,
             base_delay: Duration::from_millis(250),
@@ -83,7 +83,7 @@ impl Turn {
             };
             let update = match event {
                 None => break,
-                Some(Err(e)) => return Err(RpcError::from(e)),
+                Some(Err(e)) => return Err(AgentError::from(e)),
                 Some(Ok(ModelEvent::Text(t))) => {
                     text.push_str(&t);
                     self.test_fault(text);

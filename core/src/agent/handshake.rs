@@ -1,0 +1,110 @@
+//! The connection's handshake: `initialize` (capabilities, auth methods, the store's state),
+//! `authenticate` and `logout`.
+
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::Value;
+
+use super::params::parse;
+use super::{Agent, AgentError, LOGIN_ARG, LOGIN_AUTH_METHOD, SETUP_AUTH_METHOD, to_value};
+use crate::config::HOW_TO_CONFIGURE;
+use crate::editor::ClientFeatures;
+
+impl Agent {
+    pub(super) async fn initialize(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
+        let req: acp::InitializeRequest = parse("initialize", params)?;
+        let store = self.store.clone().await;
+        let client = ClientFeatures::from(&req.client_capabilities);
+        if let Ok(mut features) = self.client.lock() {
+            *features = client;
+        }
+        // Corvid speaks v1 only; any other requested version is answered with 1 (the client
+        // decides whether it can live with that).
+        let mut sessions = acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
+        if store.is_ok() {
+            sessions = sessions
+                .list(acp::SessionListCapabilities::new())
+                .resume(acp::SessionResumeCapabilities::new())
+                .delete(acp::SessionDeleteCapabilities::new());
+        }
+        let capabilities = acp::AgentCapabilities::new()
+            .load_session(store.is_ok())
+            .prompt_capabilities(acp::PromptCapabilities::new().image(true).embedded_context(true))
+            .mcp_capabilities(acp::McpCapabilities::new().http(true))
+            .session_capabilities(sessions)
+            .auth(acp::AgentAuthCapabilities::new().logout(acp::LogoutCapabilities::new()));
+        let mut auth_methods = Vec::new();
+        if client.auth_terminal {
+            // Only clients that can run a terminal for us get this one (the spec's rule).
+            auth_methods.push(acp::AuthMethod::Terminal(
+                acp::AuthMethodTerminal::new(LOGIN_AUTH_METHOD, "Sign in to a model provider")
+                    .description("Choose a provider, model and API key; saved to Corvid's config file".to_string())
+                    .args(vec![LOGIN_ARG.to_string()]),
+            ));
+        }
+        if self.config.provider.is_none() || self.is_signed_out() {
+            auth_methods.push(acp::AuthMethod::Agent(
+                acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider")
+                    .description(HOW_TO_CONFIGURE.to_string()),
+            ));
+        }
+        let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
+        let store_meta = match &store {
+            Ok(s) => serde_json::json!({ "status": "open", "location": s.location() }),
+            Err(reason) => serde_json::json!({ "status": "unavailable", "reason": reason }),
+        };
+        let mut meta = serde_json::Map::new();
+        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta }));
+        to_value(
+            &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
+                .agent_capabilities(capabilities)
+                .auth_methods(auth_methods)
+                .agent_info(info)
+                .meta(meta),
+        )
+    }
+
+    pub(super) fn is_signed_out(&self) -> bool {
+        self.signed_out.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// `logout`: the stored API key leaves the config file, and this connection needs a new
+    /// sign-in before its next session (a key from the environment is the editor's to remove).
+    pub(super) async fn logout(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
+        let _req: acp::LogoutRequest = parse("logout", params)?;
+        if let Some(path) = &self.config.source {
+            let path = path.clone();
+            let removed = tokio::task::spawn_blocking(move || crate::config_file::remove_api_key(&path))
+                .await
+                .map_err(|e| AgentError::internal(format!("logout: {e}")))?
+                .map_err(|e| AgentError::internal(e.to_string()))?;
+            tracing::info!(removed, "logout: stored API key removed");
+        }
+        self.signed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sources.reset().await;
+        to_value(&acp::LogoutResponse::new())
+    }
+
+    pub(super) async fn authenticate(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
+        let req: acp::AuthenticateRequest = parse("authenticate", params)?;
+        if req.method_id.0.as_ref() == LOGIN_AUTH_METHOD {
+            return Err(AgentError::invalid_params(
+                "authenticate",
+                format!(
+                    "methodId: `{LOGIN_AUTH_METHOD}` is a terminal method: run `corvid acp {LOGIN_ARG}` in a terminal, then reconnect"
+                ),
+            ));
+        }
+        if req.method_id.0.as_ref() != SETUP_AUTH_METHOD {
+            return Err(AgentError::invalid_params(
+                "authenticate",
+                format!("methodId: unknown auth method `{}`", req.method_id),
+            ));
+        }
+        // The user may have started Ollama or fixed the config since the last try.
+        self.sources.reset().await;
+        self.model_source(None).await?;
+        to_value(&acp::AuthenticateResponse::new())
+    }
+}

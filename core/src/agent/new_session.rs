@@ -1,0 +1,127 @@
+//! `session/new`: a session's roots, agent alias, model source and MCP servers, stored before
+//! the client learns its id.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_client_protocol_schema::v1 as acp;
+use futures_util::FutureExt;
+use serde_json::Value;
+
+use super::outbox::{self, Outbox};
+use super::params::parse;
+use super::session::Session;
+use super::{Agent, AgentError, commands, modes, requested_agent, to_value};
+use crate::rpc::RequestContext;
+use crate::store::batch::Record;
+use crate::store::time::now_rfc3339;
+
+/// Tells the user which MCP servers failed and why: a `notice` when the client shows them,
+/// otherwise an agent message.
+pub(super) async fn report_mcp_failures(outbox: &Outbox, session: &Session, notices: bool) {
+    let Some(mcp) = session.mcp.get() else { return };
+    for status in &mcp.statuses {
+        let Some(error) = &status.error else { continue };
+        let title = format!("MCP server `{}` is not available", status.name);
+        let update = if notices {
+            acp::SessionUpdate::Notice(acp::Notice::new(acp::NoticeSeverity::Warning, title).description(error.clone()))
+        } else {
+            let text = format!("{title}: {error}. Its tools are not offered in this session.\n\n");
+            acp::SessionUpdate::AgentMessageChunk(outbox::text_chunk(text, &uuid::Uuid::new_v4().to_string()))
+        };
+        outbox::emit(outbox, session, None, &update, true).await;
+    }
+}
+
+impl Agent {
+    /// Connects the session's MCP servers and returns the `_meta` that reports them.
+    pub(super) async fn attach_mcp(
+        &self,
+        session: &Session,
+        servers: &[acp::McpServer],
+    ) -> serde_json::Map<String, Value> {
+        let servers = crate::mcp::McpServers::connect(servers, self.http(), self.config.mcp_call_timeout).await;
+        let mut meta = serde_json::Map::new();
+        meta.insert("corvid".into(), serde_json::json!({ "mcpServers": servers.meta() }));
+        let _ = session.mcp.set(Arc::new(servers));
+        meta
+    }
+
+    pub(super) async fn new_session(
+        self: Arc<Self>,
+        params: Option<Value>,
+        ctx: RequestContext,
+    ) -> Result<Value, AgentError> {
+        const M: &str = "session/new";
+        let mut params = params;
+        let requested = requested_agent(M, &mut params)?;
+        let req: acp::NewSessionRequest = parse(M, params)?;
+        self.check_session_limit(M, None)?;
+        let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
+        for (i, dir) in req.additional_directories.iter().enumerate() {
+            roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
+        }
+        let agent = self.choose_agent(M, requested, None)?;
+        let source = self.model_source(agent.as_ref()).await?;
+        let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source, agent));
+        let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
+        let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
+        let model = session.state().model.clone();
+        self.outbox
+            .push(Record::NewSession {
+                id: session.id.clone(),
+                cwd: session.roots[0].display().to_string(),
+                additional_directories: serde_json::to_string(&dirs).unwrap_or_else(|_| "[]".into()),
+                model,
+                agent: session.agent.as_ref().map(|(alias, _)| alias.clone()),
+                at: now_rfc3339(),
+            })
+            .await;
+        let mode = session.state().mode.clone();
+        if mode != modes::DEFAULT_MODE {
+            // The alias's default_mode, stored like a mode change.
+            self.outbox.push(Record::Mode { session_id: session.id.clone(), mode }).await;
+        }
+        // The session is durable before the client learns its id.
+        self.outbox.flush().await;
+        self.sessions.insert(session.clone());
+        tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
+        // The slash commands and any MCP failures, once the client knows the session.
+        let (outbox, announced, notices) = (self.outbox.clone(), session.clone(), self.client_features().notices);
+        ctx.after_response(
+            async move {
+                let commands = acp::AvailableCommandsUpdate::new(commands::available());
+                let update = acp::SessionUpdate::AvailableCommandsUpdate(commands);
+                outbox::emit(&outbox, &announced, None, &update, true).await;
+                report_mcp_failures(&outbox, &announced, notices).await;
+                outbox.flush().await;
+            }
+            .boxed(),
+        );
+        to_value(
+            &acp::NewSessionResponse::new(session.id.clone())
+                .config_options(session.config_options())
+                .modes(session.mode_state())
+                .meta(mcp),
+        )
+    }
+}
+
+/// Checks that `path` is absolute and an existing directory; returns it canonicalized.
+pub(super) fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, AgentError> {
+    // No path can contain NUL; say so instead of "does not exist (nul byte found ...)".
+    if std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).contains(&0) {
+        return Err(AgentError::invalid_params(method, format!("{field} contains a NUL byte")));
+    }
+    if !path.is_absolute() {
+        return Err(AgentError::invalid_params(
+            method,
+            format!("{field} must be an absolute path, got `{}`", path.display()),
+        ));
+    }
+    match std::fs::canonicalize(path) {
+        Ok(p) if p.is_dir() => Ok(p),
+        Ok(_) => Err(AgentError::invalid_params(method, format!("{field} is not a directory: {}", path.display()))),
+        Err(e) => Err(AgentError::invalid_params(method, format!("{field} does not exist: {} ({e})", path.display()))),
+    }
+}
