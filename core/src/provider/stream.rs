@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 
-use super::request::connect_reason;
+use super::error::connect_reason;
 use super::sse::SseDecoder;
 use super::{ModelEvent, ProviderError};
 
