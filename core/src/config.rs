@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::provider::ProviderKind;
+use crate::provider::{ProviderKind, UnknownProvider};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Where a local Ollama answers when nothing else is configured.
 pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
-pub const DEFAULT_OPENAI_URL: &str = "https://api.openai.com/v1";
-pub const DEFAULT_ANTHROPIC_URL: &str = "https://api.anthropic.com/v1";
 /// Answer length asked for when the config does not say (Anthropic requires a bound).
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 /// Context window assumed when the config does not say (tokens).
@@ -28,10 +26,8 @@ pub enum ConfigError {
     Write { path: PathBuf, source: std::io::Error },
     #[error("invalid config file {path}: {source}")]
     Parse { path: PathBuf, source: toml::de::Error },
-    #[error(
-        "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server) and `anthropic` (the Anthropic Messages API)"
-    )]
-    UnknownProvider(String),
+    #[error(transparent)]
+    UnknownProvider(#[from] UnknownProvider),
 }
 
 /// The file's shape. Every field is optional; see `docs` in the README.
@@ -300,16 +296,12 @@ impl Config {
             || model.is_some()
             || env.var("OPENAI_API_KEY").is_some();
         let provider = if configured {
-            let kind = match kind.as_deref() {
-                None | Some("openai") => ProviderKind::OpenAi,
-                Some("anthropic") => ProviderKind::Anthropic,
-                Some(other) => return Err(ConfigError::UnknownProvider(other.to_string())),
-            };
+            let kind = kind.as_deref().map(str::parse).transpose()?.unwrap_or(ProviderKind::OpenAi);
             // Each provider's own variable is the fallback; an OpenAI key never goes to Anthropic.
-            let (api_key, default_url) = match kind {
-                ProviderKind::OpenAi => (api_key.or_else(|| env.var("OPENAI_API_KEY")), DEFAULT_OPENAI_URL),
-                ProviderKind::Anthropic => (api_key.or_else(|| env.var("ANTHROPIC_API_KEY")), DEFAULT_ANTHROPIC_URL),
-            };
+            let api_key = api_key.or_else(|| match kind {
+                ProviderKind::OpenAi => env.var("OPENAI_API_KEY"),
+                ProviderKind::Anthropic => env.var("ANTHROPIC_API_KEY"),
+            });
             let mut models = section.models.clone();
             let model = model.or_else(|| models.first().cloned());
             if let Some(m) = model.as_ref().filter(|m| !models.contains(m)) {
@@ -317,7 +309,7 @@ impl Config {
             }
             Some(ProviderConfig {
                 kind,
-                base_url: base_url.unwrap_or_else(|| default_url.to_string()),
+                base_url: base_url.unwrap_or_else(|| kind.default_base_url().to_string()),
                 api_key,
                 model,
                 models,
@@ -336,12 +328,12 @@ impl Config {
         let limits = file.limits.unwrap_or_default();
         let mut agents = std::collections::BTreeMap::new();
         for (alias, a) in file.agents.unwrap_or_default() {
-            let kind = match a.kind.as_deref() {
-                None => None,
-                Some("openai") => Some(ProviderKind::OpenAi),
-                Some("anthropic") => Some(ProviderKind::Anthropic),
-                Some(other) => return Err(ConfigError::UnknownProvider(format!("{other} (in [agents.{alias}])"))),
-            };
+            let kind = a
+                .kind
+                .as_deref()
+                .map(str::parse::<ProviderKind>)
+                .transpose()
+                .map_err(|UnknownProvider(name)| UnknownProvider(format!("{name} (in [agents.{alias}])")))?;
             let profile = AgentProfile {
                 model: a.model,
                 kind,
@@ -405,15 +397,11 @@ impl Config {
             let base = self.provider.clone();
             let kind = profile.kind.or(base.as_ref().map(|p| p.kind)).unwrap_or(ProviderKind::OpenAi);
             let same_kind = base.as_ref().is_some_and(|p| p.kind == kind);
-            let default_url = match kind {
-                ProviderKind::OpenAi => DEFAULT_OPENAI_URL,
-                ProviderKind::Anthropic => DEFAULT_ANTHROPIC_URL,
-            };
             let base_url = profile
                 .base_url
                 .clone()
                 .or_else(|| base.as_ref().filter(|_| same_kind).map(|p| p.base_url.clone()))
-                .unwrap_or_else(|| default_url.to_string());
+                .unwrap_or_else(|| kind.default_base_url().to_string());
             let same_endpoint = same_kind && base.as_ref().is_some_and(|p| p.base_url == base_url);
             let api_key = profile
                 .api_key
@@ -543,7 +531,7 @@ mod tests {
         let p = c.provider.expect("provider");
         assert_eq!(p.kind, ProviderKind::Anthropic);
         assert_eq!(p.api_key.as_deref(), Some("sk-ant"));
-        assert_eq!(p.base_url, DEFAULT_ANTHROPIC_URL);
+        assert_eq!(p.base_url, ProviderKind::Anthropic.default_base_url());
         assert_eq!(c.context_window, 200_000);
         assert_eq!(c.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
     }
@@ -574,7 +562,7 @@ mod tests {
         let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
         assert_eq!(p.kind, ProviderKind::OpenAi);
         assert_eq!(p.api_key.as_deref(), Some("sk-openai"));
-        assert_eq!(p.base_url, DEFAULT_OPENAI_URL);
+        assert_eq!(p.base_url, ProviderKind::OpenAi.default_base_url());
     }
 
     #[test]
@@ -616,9 +604,15 @@ mod tests {
         // Another provider kind: its own default URL, and the other endpoint's key stays home.
         let pb = c.for_agent(b).provider.expect("provider");
         assert_eq!(pb.kind, ProviderKind::Anthropic);
-        assert_eq!(pb.base_url, DEFAULT_ANTHROPIC_URL);
+        assert_eq!(pb.base_url, ProviderKind::Anthropic.default_base_url());
         assert_eq!(pb.api_key, None);
         let bad = toml::from_str::<FileConfig>("[agents.x]\nkind = \"nope\"\n").expect("toml");
         assert!(Config::resolve(bad, &MapEnv(HashMap::new()), None, None).is_err());
+        let bad = toml::from_str::<FileConfig>("[agents.x]\nkind = \"nope\"\n").expect("toml");
+        let e = Config::resolve(bad, &MapEnv(HashMap::new()), None, None).expect_err("unknown kind");
+        assert!(
+            e.to_string().starts_with("unsupported provider `nope (in [agents.x])`: Corvid supports `openai`"),
+            "{e}"
+        );
     }
 }

@@ -40,11 +40,40 @@ impl ProviderKind {
         }
     }
 
+    /// Where the provider's own API answers: the base URL when none is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+        }
+    }
+
     /// Where the key comes from, for error hints.
     pub fn key_hint(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "CORVID_API_KEY (or OPENAI_API_KEY)",
             ProviderKind::Anthropic => "CORVID_API_KEY (or ANTHROPIC_API_KEY)",
+        }
+    }
+}
+
+/// A provider kind Corvid does not speak. It holds the name as given; the config adds where it
+/// was given.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server) and `anthropic` (the Anthropic Messages API)"
+)]
+pub struct UnknownProvider(pub String);
+
+impl std::str::FromStr for ProviderKind {
+    type Err = UnknownProvider;
+
+    /// The names of the config file's `kind` and `CORVID_PROVIDER`: the inverse of [`ProviderKind::as_str`].
+    fn from_str(name: &str) -> Result<Self, UnknownProvider> {
+        match name {
+            "openai" => Ok(ProviderKind::OpenAi),
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            other => Err(UnknownProvider(other.to_string())),
         }
     }
 }
