@@ -17,6 +17,10 @@ pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 /// Context window assumed when the config does not say (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+/// Claude models have 200k-token windows; OpenAI-compatible servers vary.
+const ANTHROPIC_CONTEXT_WINDOW: u64 = 200_000;
+/// The prices' currency when the config names none.
+const DEFAULT_CURRENCY: &str = "USD";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -284,6 +288,8 @@ impl Config {
         home: Option<&Path>,
         source: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
+        // Whatever the file and the environment leave unset keeps its default.
+        let defaults = Config::default();
         let section = file.provider.unwrap_or_default();
         let kind = env.var("CORVID_PROVIDER").or(section.kind.clone());
         let base_url = env.var("CORVID_BASE_URL").or(section.base_url.clone());
@@ -324,7 +330,7 @@ impl Config {
             .or(file.data_dir)
             .or_else(|| env.var("XDG_DATA_HOME").map(|x| PathBuf::from(x).join("corvid")))
             .or_else(|| home.map(|h| h.join(".local/share/corvid")))
-            .unwrap_or_else(|| PathBuf::from(".corvid"));
+            .unwrap_or(defaults.data_dir);
         let limits = file.limits.unwrap_or_default();
         let mut agents = std::collections::BTreeMap::new();
         for (alias, a) in file.agents.unwrap_or_default() {
@@ -346,42 +352,43 @@ impl Config {
             };
             agents.insert(alias, profile);
         }
-        // Claude models have 200k-token windows; OpenAI-compatible servers vary.
         let default_window = match &provider {
-            Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => 200_000,
-            _ => DEFAULT_CONTEXT_WINDOW,
+            Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => ANTHROPIC_CONTEXT_WINDOW,
+            _ => defaults.context_window,
         };
+        let secs = |secs: Option<u64>, default: Duration| secs.map_or(default, Duration::from_secs);
         Ok(Config {
             provider,
-            ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or_else(|| DEFAULT_OLLAMA_URL.to_string()),
+            ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or(defaults.ollama_url),
             data_dir,
             store: file.store,
             log: env.var("CORVID_LOG").or(file.log),
-            max_message_bytes: limits.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE_BYTES),
-            client_request_timeout: Duration::from_secs(limits.client_request_timeout_secs.unwrap_or(300)),
-            max_turn_requests: limits.max_turn_requests.unwrap_or(50),
-            permission_timeout: Duration::from_secs(limits.permission_timeout_secs.unwrap_or(600)),
+            max_message_bytes: limits.max_message_bytes.unwrap_or(defaults.max_message_bytes),
+            client_request_timeout: secs(limits.client_request_timeout_secs, defaults.client_request_timeout),
+            max_turn_requests: limits.max_turn_requests.unwrap_or(defaults.max_turn_requests),
+            permission_timeout: secs(limits.permission_timeout_secs, defaults.permission_timeout),
+            // Not the defaults' list: that one cannot name the credential stores under `home`.
             forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
-            max_retries: section.max_retries.unwrap_or(3),
-            stall_timeout: Duration::from_secs(section.stall_timeout_secs.unwrap_or(120)),
+            max_retries: section.max_retries.unwrap_or(defaults.max_retries),
+            stall_timeout: secs(section.stall_timeout_secs, defaults.stall_timeout),
             prices: match (section.input_price_per_mtok, section.output_price_per_mtok) {
                 (None, None) => None,
                 (input, output) => Some(Prices {
                     input_per_mtok: input.unwrap_or(0.0),
                     output_per_mtok: output.unwrap_or(0.0),
-                    currency: section.currency.clone().unwrap_or_else(|| "USD".into()),
+                    currency: section.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
                 }),
             },
             budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
             images: section.images,
-            mcp_call_timeout: Duration::from_secs(limits.mcp_call_timeout_secs.unwrap_or(120)),
+            mcp_call_timeout: secs(limits.mcp_call_timeout_secs, defaults.mcp_call_timeout),
             context_window: section.context_window.unwrap_or(default_window),
-            max_output_tokens: section.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS).max(1),
+            max_output_tokens: section.max_output_tokens.unwrap_or(defaults.max_output_tokens).max(1),
             source,
-            max_sessions_per_connection: None,
+            max_sessions_per_connection: defaults.max_sessions_per_connection,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
-            connection_agent: None,
+            connection_agent: defaults.connection_agent,
             test_fault: env.var("CORVID_TEST_FAULT").as_deref().and_then(TestFault::parse),
         })
     }
@@ -421,7 +428,9 @@ impl Config {
 }
 
 impl Default for Config {
-    /// No file, no environment: what an embedder starts from before setting fields.
+    /// No file, no environment: what an embedder starts from before setting fields. Resolving
+    /// the file and the environment starts from it too, so each built-in default is written
+    /// once: here, or in a constant of this module.
     fn default() -> Self {
         Config {
             provider: None,
@@ -497,6 +506,12 @@ mod tests {
         assert_eq!(p.models, vec!["m-env", "a"]);
         assert_eq!(p.api_key.as_deref(), Some("sk-fallback"));
         assert_eq!(p.base_url, "http://x/v1");
+    }
+
+    #[test]
+    fn nothing_set_resolves_to_the_defaults() {
+        let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
+        assert_eq!(format!("{c:?}"), format!("{:?}", Config::default()));
     }
 
     #[test]
