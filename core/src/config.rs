@@ -184,17 +184,24 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
-    /// Cap on sessions one connection may create (`session/new`). Not read from the file:
-    /// `corvid serve` sets it for its remote connections; `None` (stdio, addon) is unlimited.
-    pub max_sessions_per_connection: Option<usize>,
     /// Agent aliases from `[agents.<alias>]`.
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
-    /// The connection's default alias (`corvid serve`'s `?agent=`); not read from the file.
-    pub connection_agent: Option<String>,
     /// `CORVID_TEST_FAULT`: a fault the e2e tests inject on purpose (see [`TestFault`]).
     pub test_fault: Option<TestFault>,
+}
+
+/// What one connection runs with beside the [`Config`] all of them share: set by the front end
+/// for each connection, never read from the file or the environment. The default (stdio, the
+/// addon) limits nothing and names no agent.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionOptions {
+    /// Cap on the sessions the connection may hold; `corvid serve` sets it for its remote
+    /// connections. `None`: unlimited.
+    pub max_sessions: Option<usize>,
+    /// The connection's default agent alias (`corvid serve`'s `?agent=`).
+    pub agent: Option<String>,
 }
 
 /// Faults injected by the e2e tests through `CORVID_TEST_FAULT`, read once with the rest of
@@ -385,10 +392,8 @@ impl Config {
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(defaults.max_output_tokens).max(1),
             source,
-            max_sessions_per_connection: defaults.max_sessions_per_connection,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
-            connection_agent: defaults.connection_agent,
             test_fault: env.var("CORVID_TEST_FAULT").as_deref().and_then(TestFault::parse),
         })
     }
@@ -452,10 +457,8 @@ impl Default for Config {
             mcp_call_timeout: Duration::from_secs(120),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
-            max_sessions_per_connection: None,
             agents: Default::default(),
             default_agent: None,
-            connection_agent: None,
             test_fault: None,
         }
     }
