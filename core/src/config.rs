@@ -188,8 +188,6 @@ pub struct Config {
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
-    /// `CORVID_TEST_FAULT`: a fault the e2e tests inject on purpose (see [`TestFault`]).
-    pub test_fault: Option<TestFault>,
 }
 
 /// What one connection runs with beside the [`Config`] all of them share: set by the front end
@@ -202,30 +200,6 @@ pub struct ConnectionOptions {
     pub max_sessions: Option<usize>,
     /// The connection's default agent alias (`corvid serve`'s `?agent=`).
     pub agent: Option<String>,
-}
-
-/// Faults injected by the e2e tests through `CORVID_TEST_FAULT`, read once with the rest of
-/// the environment. Off unless set; each one is a single cheap check on a path that exists
-/// anyway, so release builds carry it (the tests drive the release binary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestFault {
-    /// `panic-in-turn`: a turn panics as soon as the model's streamed text contains
-    /// [`TestFault::PANIC_MARKER`] (so only the turn the test scripts for it is hit).
-    PanicInTurn,
-}
-
-impl TestFault {
-    pub const PANIC_MARKER: &'static str = "CORVID-TEST-PANIC";
-
-    fn parse(value: &str) -> Option<Self> {
-        match value {
-            "panic-in-turn" => Some(TestFault::PanicInTurn),
-            other => {
-                tracing::warn!(value = other, "unknown CORVID_TEST_FAULT; ignored");
-                None
-            }
-        }
-    }
 }
 
 /// What tokens cost: per million, in `currency`.
@@ -394,7 +368,6 @@ impl Config {
             source,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
-            test_fault: env.var("CORVID_TEST_FAULT").as_deref().and_then(TestFault::parse),
         })
     }
 }
@@ -459,7 +432,6 @@ impl Default for Config {
             source: None,
             agents: Default::default(),
             default_agent: None,
-            test_fault: None,
         }
     }
 }

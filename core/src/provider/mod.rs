@@ -8,6 +8,7 @@
 pub mod anthropic;
 pub mod discovery;
 mod error;
+mod fault;
 pub mod openai;
 mod request;
 pub mod sse;
