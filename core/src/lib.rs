@@ -17,7 +17,7 @@ pub mod transport;
 
 use std::sync::{Arc, Once};
 
-pub use config::Config;
+pub use config::{Config, ConnectionOptions};
 use tokio_util::sync::CancellationToken;
 pub use transport::Transport;
 
@@ -26,18 +26,20 @@ pub use transport::Transport;
 /// transport.
 pub async fn serve(transport: Transport, config: Config, shutdown: CancellationToken) {
     let store = open_store(&config);
-    serve_with_store(transport, config, store, shutdown).await;
+    serve_with_store(transport, config, store, ConnectionOptions::default(), shutdown).await;
 }
 
-/// [`serve`] with a store opened by the caller (shared by several connections).
+/// [`serve`] with a store opened by the caller (shared by several connections) and this
+/// connection's own options.
 pub async fn serve_with_store(
     transport: Transport,
     config: Config,
     store: store::PendingStore,
+    options: ConnectionOptions,
     shutdown: CancellationToken,
 ) {
     let config = Arc::new(config);
-    rpc::run_connection(transport, |peer| agent::Agent::new(peer, config, store), shutdown).await;
+    rpc::run_connection(transport, |peer| agent::Agent::new(peer, config, store, options), shutdown).await;
 }
 
 /// Opens the configured session store. Failure is not fatal: Corvid keeps sessions in memory

@@ -117,7 +117,8 @@ impl NativeAgent {
         let serve_shutdown = shutdown.clone();
         runtime.spawn(async move {
             let store = corvid_core::open_store(&config);
-            corvid_core::serve_with_store(transport, config, store, serve_shutdown).await;
+            let options = corvid_core::ConnectionOptions::default();
+            corvid_core::serve_with_store(transport, config, store, options, serve_shutdown).await;
             let _ = done_tx.send(());
         });
         let mut from_agent = peer.from_agent;

@@ -10,9 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use corvid_core::config::{Config, ProcessEnv};
 use corvid_core::config_file::{self, ProviderSettings};
-
-const OPENAI_URL: &str = "https://api.openai.com/v1";
-const ANTHROPIC_URL: &str = "https://api.anthropic.com/v1";
+use corvid_core::provider::ProviderKind;
 
 fn config_path() -> anyhow::Result<PathBuf> {
     Config::file_path(&ProcessEnv).0.context("no config file location: set CORVID_CONFIG or HOME")
@@ -69,23 +67,24 @@ pub fn login() -> anyhow::Result<()> {
     let current = Config::load().ok().and_then(|c| c.provider);
     let mut p = Prompter { input: std::io::stdin().lock(), out: std::io::stderr() };
     p.say("Sign in to a model provider for Corvid.\n");
-    let current_kind = current.as_ref().map(|c| c.kind.as_str()).unwrap_or("openai").to_string();
-    let same_kind = |kind: &str| current.as_ref().filter(|c| c.kind.as_str() == kind);
+    let current_kind = current.as_ref().map_or(ProviderKind::OpenAi, |c| c.kind);
+    let same_kind = |kind: ProviderKind| current.as_ref().filter(|c| c.kind == kind);
     let kind = loop {
-        let kind =
-            p.ask("Provider (openai or anthropic; openai covers any OpenAI-compatible server)", Some(&current_kind))?;
-        if kind == "openai" || kind == "anthropic" {
+        let answer = p.ask(
+            "Provider (openai or anthropic; openai covers any OpenAI-compatible server)",
+            Some(current_kind.as_str()),
+        )?;
+        if let Ok(kind) = answer.parse::<ProviderKind>() {
             break kind;
         }
         p.say("Please answer openai or anthropic.\n");
     };
-    let default_url = match (same_kind(&kind), kind.as_str()) {
-        (Some(c), _) => c.base_url.clone(),
-        (None, "anthropic") => ANTHROPIC_URL.to_string(),
-        (None, _) => OPENAI_URL.to_string(),
+    let default_url = match same_kind(kind) {
+        Some(c) => c.base_url.clone(),
+        None => kind.default_base_url().to_string(),
     };
     let base_url = p.ask("Base URL", Some(&default_url))?;
-    let current_model = same_kind(&kind).and_then(|c| c.model.clone());
+    let current_model = same_kind(kind).and_then(|c| c.model.clone());
     let model = loop {
         let model = p.ask("Model", current_model.as_deref())?;
         if !model.is_empty() {
@@ -96,7 +95,12 @@ pub fn login() -> anyhow::Result<()> {
     let has_key = current.as_ref().is_some_and(|c| c.api_key.is_some());
     let key_question = if has_key { "API key (Enter keeps the current one)" } else { "API key (Enter for none)" };
     let key = p.ask_secret(key_question)?;
-    let settings = ProviderSettings { kind, base_url, model, api_key: (!key.is_empty()).then_some(key) };
+    let settings = ProviderSettings {
+        kind: kind.as_str().to_string(),
+        base_url,
+        model,
+        api_key: (!key.is_empty()).then_some(key),
+    };
     config_file::save_provider(&path, &settings)?;
     p.say(&format!("Saved to {} (readable only by you).\n", path.display()));
     Ok(())

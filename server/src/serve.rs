@@ -23,10 +23,10 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use corvid_core::Config;
 use corvid_core::rpc::CancellationToken;
 use corvid_core::transport::Inbound;
 use corvid_core::transport::memory::{MemoryPeer, memory};
+use corvid_core::{Config, ConnectionOptions};
 use futures_util::{SinkExt, StreamExt};
 use sha2::{Digest, Sha256};
 use tokio::net::{TcpListener, TcpStream};
@@ -87,6 +87,8 @@ struct Shared {
     /// SHA-256 of the token; `None` only with `--no-auth` on loopback.
     token_digest: Option<[u8; 32]>,
     slots: Arc<Semaphore>,
+    /// `--max-sessions-per-connection`, given to every connection.
+    max_sessions: usize,
     idle_timeout: Duration,
     shutdown: CancellationToken,
     connections: TaskTracker,
@@ -100,7 +102,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(max) = args.max_message_bytes {
         config.max_message_bytes = max.max(1024);
     }
-    config.max_sessions_per_connection = Some(args.max_sessions_per_connection.max(1));
     crate::init_logging(config.log.as_deref(), args.log_file.as_ref())?;
     let token = read_token(args.token_file.as_deref())?;
 
@@ -185,6 +186,7 @@ async fn serve(args: ServeArgs, config: Config, token: Option<String>) -> anyhow
         config,
         token_digest: token.map(|t| digest(t.as_bytes())),
         slots: Arc::new(Semaphore::new(args.max_connections.max(1))),
+        max_sessions: args.max_sessions_per_connection.max(1),
         idle_timeout: Duration::from_secs(args.idle_timeout.max(1)),
         shutdown: shutdown.clone(),
         connections: TaskTracker::new(),
@@ -311,13 +313,18 @@ fn since(start: Instant) -> u64 {
 
 /// One WebSocket = one ACP connection over an in-memory transport.
 async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String>, _permit: OwnedSemaphorePermit) {
-    let mut config = shared.config.clone();
-    config.connection_agent = agent;
+    let config = shared.config.clone();
+    let options = ConnectionOptions { max_sessions: Some(shared.max_sessions), agent };
     let (transport, peer) = memory(Some(config.max_message_bytes));
     let MemoryPeer { to_agent, mut from_agent } = peer;
     let conn_shutdown = shared.shutdown.child_token();
-    let core =
-        tokio::spawn(corvid_core::serve_with_store(transport, config, shared.store.clone(), conn_shutdown.clone()));
+    let core = tokio::spawn(corvid_core::serve_with_store(
+        transport,
+        config,
+        shared.store.clone(),
+        options,
+        conn_shutdown.clone(),
+    ));
     tracing::debug!("WebSocket connection opened");
 
     let start = Instant::now();

@@ -28,7 +28,7 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::Config;
+use crate::config::{Config, ConnectionOptions};
 use crate::editor::ClientFeatures;
 use crate::rpc::{Handler, Peer, RequestContext, RpcError};
 use crate::store::PendingStore;
@@ -52,6 +52,8 @@ pub const LOGIN_ARG: &str = "--login";
 pub struct Agent {
     peer: Peer,
     config: Arc<Config>,
+    /// This connection's session cap and default agent alias.
+    connection: ConnectionOptions,
     /// The session store, or why there is none.
     store: PendingStore,
     outbox: Outbox,
@@ -98,11 +100,12 @@ pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, AgentError> {
 }
 
 impl Agent {
-    pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore) -> Arc<Self> {
+    pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore, connection: ConnectionOptions) -> Arc<Self> {
         let outbox = Outbox::spawn(store.clone(), peer.clone());
         Arc::new(Self {
             peer,
             config,
+            connection,
             store,
             outbox,
             http: std::sync::OnceLock::new(),
@@ -156,7 +159,7 @@ impl Agent {
         if let Some((field, alias)) = requested {
             return usable(&alias).map(Some).ok_or_else(|| explain(field, &alias));
         }
-        if let Some(alias) = &self.config.connection_agent {
+        if let Some(alias) = &self.connection.agent {
             return usable(alias).map(Some).ok_or_else(|| explain("agent (the connection's ?agent=)", alias));
         }
         if let Some(alias) = &self.config.default_agent {
@@ -173,7 +176,7 @@ impl Agent {
     /// came to hold them (`session/new`, `session/load`, `session/resume`). Restoring a session
     /// the connection already holds (`replacing`) replaces it and adds none.
     pub(super) fn check_session_limit(&self, method: &str, replacing: Option<&str>) -> Result<(), AgentError> {
-        let Some(limit) = self.config.max_sessions_per_connection else { return Ok(()) };
+        let Some(limit) = self.connection.max_sessions else { return Ok(()) };
         if replacing.is_some_and(|id| self.sessions.get(id).is_ok()) || self.sessions.count() < limit {
             return Ok(());
         }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::request::truncate;
+use super::error::truncate;
 use super::stream::{Decode, Events};
 use super::{ChatMessage, ChatParams, FinishReason, ModelEvent, ProviderError, Role};
 

@@ -7,6 +7,8 @@
 
 pub mod anthropic;
 pub mod discovery;
+mod error;
+mod fault;
 pub mod openai;
 mod request;
 pub mod sse;
@@ -15,9 +17,10 @@ mod stream;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use error::ProviderError;
 pub use request::{RetryPolicy, Started};
 pub use stream::ChatStream;
 
@@ -38,11 +41,40 @@ impl ProviderKind {
         }
     }
 
+    /// Where the provider's own API answers: the base URL when none is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+        }
+    }
+
     /// Where the key comes from, for error hints.
     pub fn key_hint(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "CORVID_API_KEY (or OPENAI_API_KEY)",
             ProviderKind::Anthropic => "CORVID_API_KEY (or ANTHROPIC_API_KEY)",
+        }
+    }
+}
+
+/// A provider kind Corvid does not speak. It holds the name as given; the config adds where it
+/// was given.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server) and `anthropic` (the Anthropic Messages API)"
+)]
+pub struct UnknownProvider(pub String);
+
+impl std::str::FromStr for ProviderKind {
+    type Err = UnknownProvider;
+
+    /// The names of the config file's `kind` and `CORVID_PROVIDER`: the inverse of [`ProviderKind::as_str`].
+    fn from_str(name: &str) -> Result<Self, UnknownProvider> {
+        match name {
+            "openai" => Ok(ProviderKind::OpenAi),
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            other => Err(UnknownProvider(other.to_string())),
         }
     }
 }
@@ -306,43 +338,6 @@ impl Role {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool => "tool",
-        }
-    }
-}
-
-/// Why a model request failed. Messages are written for the person reading them in the editor.
-#[derive(Debug, thiserror::Error)]
-pub enum ProviderError {
-    #[error("model provider returned {status}{}: {hint}", detail_suffix(.detail))]
-    Status { status: String, code: u16, detail: Option<String>, hint: String },
-    #[error(
-        "could not connect to the model provider at {url}: {reason}: check CORVID_BASE_URL and that the server is running"
-    )]
-    Connect { url: String, reason: String },
-    #[error("model provider sent an invalid stream event: {0}")]
-    BadStream(String),
-    #[error("model provider reported an error mid-stream: {0}")]
-    StreamError(String),
-    #[error("model provider closed the stream before the answer was complete")]
-    Truncated,
-    #[error("model provider sent nothing for {0} s; giving up")]
-    Stalled(u64),
-    #[error("model provider at {url} offers no models: set CORVID_MODEL")]
-    NoModels { url: String },
-    #[error("model provider at {url} could not list models ({reason}): set CORVID_MODEL")]
-    ModelList { url: String, reason: String },
-}
-
-fn detail_suffix(detail: &Option<String>) -> String {
-    detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
-}
-
-impl ProviderError {
-    /// Structured details for the JSON-RPC error's `data`.
-    pub fn wire_data(&self) -> Value {
-        match self {
-            ProviderError::Status { code, .. } => json!({ "kind": "provider", "httpStatus": code }),
-            _ => json!({ "kind": "provider" }),
         }
     }
 }

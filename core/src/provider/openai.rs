@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::request::truncate;
+use super::error::truncate;
 use super::stream::{Decode, Events};
 use super::{ChatParams, FinishReason, ModelEvent, ProviderError, ToolCallRequest, ToolSpec};
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::error::{connect_reason, truncate};
 use super::stream::{ChatStream, Decode};
 use super::{Endpoint, ProviderError, ProviderKind};
 
@@ -80,17 +81,6 @@ pub(super) async fn start(
     }
 }
 
-/// The innermost cause of a transport error (the outer ones just say "error sending request").
-pub(super) fn connect_reason(e: &reqwest::Error) -> String {
-    let mut reason = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        reason = s.to_string();
-        source = s.source();
-    }
-    reason
-}
-
 /// The provider's own explanation from an error body: OpenAI's `{"error":{"message"}}`,
 /// Anthropic's `{"type":"error","error":{"type","message"}}`, or the raw text.
 async fn error_detail(resp: reqwest::Response) -> Option<String> {
@@ -108,17 +98,6 @@ pub(super) fn detail_from_body(text: &str) -> Option<String> {
     let detail = from_json.unwrap_or_else(|| text.to_string());
     let detail = detail.trim();
     (!detail.is_empty()).then(|| truncate(detail, 300))
-}
-
-pub(super) fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 fn status_error(

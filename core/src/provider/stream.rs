@@ -8,7 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 
-use super::request::connect_reason;
+use super::error::connect_reason;
+use super::fault::PanicWatch;
 use super::sse::SseDecoder;
 use super::{ModelEvent, ProviderError};
 
@@ -63,18 +64,31 @@ pub struct ChatStream {
     stall_timeout: Duration,
     /// The body ended, failed or stalled: nothing more will be read.
     body_done: bool,
+    /// `CORVID_TEST_FAULT=panic-in-turn` only.
+    fault: Option<PanicWatch>,
 }
 
 impl ChatStream {
     pub(super) fn new(resp: reqwest::Response, stall_timeout: Duration, decoder: Box<dyn Decode>) -> Self {
         let body = resp.bytes_stream().map(|r| r.map(|b| b.to_vec())).boxed();
-        Self { body, sse: SseDecoder::default(), decoder, events: Events::default(), stall_timeout, body_done: false }
+        Self {
+            body,
+            sse: SseDecoder::default(),
+            decoder,
+            events: Events::default(),
+            stall_timeout,
+            body_done: false,
+            fault: PanicWatch::start(),
+        }
     }
 
     /// The next event; `None` once the stream has ended cleanly.
     pub async fn next(&mut self) -> Option<Result<ModelEvent, ProviderError>> {
         loop {
             if let Some(ev) = self.events.queue.pop_front() {
+                if let (Some(watch), Ok(event)) = (&mut self.fault, &ev) {
+                    watch.see(event);
+                }
                 return Some(ev);
             }
             if self.body_done || self.events.ended {

@@ -10,7 +10,6 @@ use super::Turn;
 use crate::agent::accounting;
 use crate::agent::error::AgentError;
 use crate::agent::outbox::text_chunk;
-use crate::config::TestFault;
 use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, ToolSpec,
     start_chat,
@@ -86,7 +85,6 @@ impl Turn {
                 Some(Err(e)) => return Err(AgentError::from(e)),
                 Some(Ok(ModelEvent::Text(t))) => {
                     text.push_str(&t);
-                    self.test_fault(text);
                     match request.text_as {
                         TextAs::Message => acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id)),
                         TextAs::Compaction(id) => acp::SessionUpdate::CompactionSummaryChunk(
@@ -144,12 +142,5 @@ impl Turn {
                 },
             })
             .collect()
-    }
-
-    /// `CORVID_TEST_FAULT=panic-in-turn`: the e2e tests' way of making a turn panic.
-    fn test_fault(&self, text: &str) {
-        if self.config.test_fault == Some(TestFault::PanicInTurn) && text.contains(TestFault::PANIC_MARKER) {
-            panic!("test fault: panic-in-turn");
-        }
     }
 }

@@ -1,0 +1,297 @@
+//! Configuration: a TOML file plus environment overrides.
+//!
+//! Precedence (highest first): `CORVID_*` environment variables, the TOML file
+//! (`$CORVID_CONFIG`, default `~/.config/corvid/config.toml`), built-in defaults.
+
+mod agents;
+mod file;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use agents::AgentProfile;
+use file::FileConfig;
+
+use crate::provider::{ProviderKind, UnknownProvider};
+use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// Where a local Ollama answers when nothing else is configured.
+pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
+/// Answer length asked for when the config does not say (Anthropic requires a bound).
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+/// Context window assumed when the config does not say (tokens).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+/// Claude models have 200k-token windows; OpenAI-compatible servers vary.
+const ANTHROPIC_CONTEXT_WINDOW: u64 = 200_000;
+/// The prices' currency when the config names none.
+const DEFAULT_CURRENCY: &str = "USD";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write config file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error(transparent)]
+    UnknownProvider(#[from] UnknownProvider),
+}
+
+/// A model provider the user configured explicitly.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    /// `None`: ask the server's `/models` at session/new and take the first.
+    pub model: Option<String>,
+    pub models: Vec<String>,
+}
+
+/// The resolved configuration the core runs with.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `None` when nothing configures a provider: Corvid then looks for a local Ollama.
+    pub provider: Option<ProviderConfig>,
+    pub ollama_url: String,
+    pub data_dir: PathBuf,
+    /// `None`: `$data_dir/sessions.db`.
+    pub store: Option<String>,
+    pub log: Option<String>,
+    pub max_message_bytes: usize,
+    /// Deadline for every request Corvid sends to the client.
+    pub client_request_timeout: Duration,
+    pub max_turn_requests: u32,
+    /// How long a permission request may go unanswered before it counts as reject.
+    pub permission_timeout: Duration,
+    /// Paths no tool may touch, even inside the session roots.
+    pub forbidden_paths: Vec<PathBuf>,
+    /// Retries of a model request on 429/5xx/connect errors.
+    pub max_retries: u32,
+    /// A model stream silent for this long is treated as failed.
+    pub stall_timeout: Duration,
+    /// The model's context window (tokens), for `usage_update`.
+    pub context_window: u64,
+    /// Token prices, when configured.
+    pub prices: Option<Prices>,
+    /// `[provider] images`: overrides the guess of whether the model takes images.
+    pub images: Option<bool>,
+    /// Per-session spending limits.
+    pub budget: Budget,
+    /// How long an MCP tool call may take before it fails.
+    pub mcp_call_timeout: Duration,
+    /// Upper bound of one model answer (tokens); sent to Anthropic as `max_tokens`.
+    pub max_output_tokens: u32,
+    /// The file this configuration was read from, if any.
+    pub source: Option<PathBuf>,
+    /// Agent aliases from `[agents.<alias>]`.
+    pub agents: std::collections::BTreeMap<String, AgentProfile>,
+    /// `[acp] default_agent`.
+    pub default_agent: Option<String>,
+}
+
+/// What one connection runs with beside the [`Config`] all of them share: set by the front end
+/// for each connection, never read from the file or the environment. The default (stdio, the
+/// addon) limits nothing and names no agent.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionOptions {
+    /// Cap on the sessions the connection may hold; `corvid serve` sets it for its remote
+    /// connections. `None`: unlimited.
+    pub max_sessions: Option<usize>,
+    /// The connection's default agent alias (`corvid serve`'s `?agent=`).
+    pub agent: Option<String>,
+}
+
+/// What tokens cost: per million, in `currency`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prices {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub currency: String,
+}
+
+impl Prices {
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok) / 1_000_000.0
+    }
+}
+
+/// Per-session limits; crossing one ends the turn with `max_tokens`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Budget {
+    pub max_tokens: Option<u64>,
+    pub max_cost: Option<f64>,
+}
+
+/// Abstracts the environment so tests can resolve a config without touching the process env.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The real process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+}
+
+impl Config {
+    /// Reads the config file (if any) and applies the `CORVID_*` environment overrides.
+    pub fn load() -> Result<Self, ConfigError> {
+        Self::load_from(&ProcessEnv)
+    }
+
+    /// Where the config file is (or would be): `$CORVID_CONFIG`, else
+    /// `~/.config/corvid/config.toml`. The flag says whether the user named it explicitly.
+    pub fn file_path(env: &dyn Env) -> (Option<PathBuf>, bool) {
+        match env.var("CORVID_CONFIG") {
+            Some(p) => (Some(PathBuf::from(p)), true),
+            None => (env.var("HOME").map(|h| PathBuf::from(h).join(".config/corvid/config.toml")), false),
+        }
+    }
+
+    pub fn load_from(env: &dyn Env) -> Result<Self, ConfigError> {
+        let home = env.var("HOME").map(PathBuf::from);
+        let (path, explicit) = Self::file_path(env);
+        let file = match &path {
+            Some(p) => file::read(p, explicit)?,
+            None => None,
+        };
+        let source = file.as_ref().and(path);
+        Self::resolve(file.unwrap_or_default(), env, home.as_deref(), source)
+    }
+
+    fn resolve(
+        file: FileConfig,
+        env: &dyn Env,
+        home: Option<&Path>,
+        source: Option<PathBuf>,
+    ) -> Result<Self, ConfigError> {
+        // Whatever the file and the environment leave unset keeps its default.
+        let defaults = Config::default();
+        let section = file.provider.unwrap_or_default();
+        let kind = env.var("CORVID_PROVIDER").or(section.kind.clone());
+        let base_url = env.var("CORVID_BASE_URL").or(section.base_url.clone());
+        let api_key = env.var("CORVID_API_KEY").or(section.api_key.clone());
+        let model = env.var("CORVID_MODEL").or(section.model.clone());
+
+        let configured = kind.is_some()
+            || base_url.is_some()
+            || api_key.is_some()
+            || model.is_some()
+            || env.var("OPENAI_API_KEY").is_some();
+        let provider = if configured {
+            let kind = kind.as_deref().map(str::parse).transpose()?.unwrap_or(ProviderKind::OpenAi);
+            // Each provider's own variable is the fallback; an OpenAI key never goes to Anthropic.
+            let api_key = api_key.or_else(|| match kind {
+                ProviderKind::OpenAi => env.var("OPENAI_API_KEY"),
+                ProviderKind::Anthropic => env.var("ANTHROPIC_API_KEY"),
+            });
+            let mut models = section.models.clone();
+            let model = model.or_else(|| models.first().cloned());
+            if let Some(m) = model.as_ref().filter(|m| !models.contains(m)) {
+                models.insert(0, m.clone());
+            }
+            Some(ProviderConfig {
+                kind,
+                base_url: base_url.unwrap_or_else(|| kind.default_base_url().to_string()),
+                api_key,
+                model,
+                models,
+            })
+        } else {
+            None
+        };
+
+        let data_dir = env
+            .var("CORVID_DATA_DIR")
+            .map(PathBuf::from)
+            .or(file.data_dir)
+            .or_else(|| env.var("XDG_DATA_HOME").map(|x| PathBuf::from(x).join("corvid")))
+            .or_else(|| home.map(|h| h.join(".local/share/corvid")))
+            .unwrap_or(defaults.data_dir);
+        let limits = file.limits.unwrap_or_default();
+        let agents = agents::profiles(file.agents.unwrap_or_default())?;
+        let default_window = match &provider {
+            Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => ANTHROPIC_CONTEXT_WINDOW,
+            _ => defaults.context_window,
+        };
+        let secs = |secs: Option<u64>, default: Duration| secs.map_or(default, Duration::from_secs);
+        Ok(Config {
+            provider,
+            ollama_url: file.discovery.and_then(|d| d.ollama_url).unwrap_or(defaults.ollama_url),
+            data_dir,
+            store: file.store,
+            log: env.var("CORVID_LOG").or(file.log),
+            max_message_bytes: limits.max_message_bytes.unwrap_or(defaults.max_message_bytes),
+            client_request_timeout: secs(limits.client_request_timeout_secs, defaults.client_request_timeout),
+            max_turn_requests: limits.max_turn_requests.unwrap_or(defaults.max_turn_requests),
+            permission_timeout: secs(limits.permission_timeout_secs, defaults.permission_timeout),
+            // Not the defaults' list: that one cannot name the credential stores under `home`.
+            forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
+            max_retries: section.max_retries.unwrap_or(defaults.max_retries),
+            stall_timeout: secs(section.stall_timeout_secs, defaults.stall_timeout),
+            prices: match (section.input_price_per_mtok, section.output_price_per_mtok) {
+                (None, None) => None,
+                (input, output) => Some(Prices {
+                    input_per_mtok: input.unwrap_or(0.0),
+                    output_per_mtok: output.unwrap_or(0.0),
+                    currency: section.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
+                }),
+            },
+            budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
+            images: section.images,
+            mcp_call_timeout: secs(limits.mcp_call_timeout_secs, defaults.mcp_call_timeout),
+            context_window: section.context_window.unwrap_or(default_window),
+            max_output_tokens: section.max_output_tokens.unwrap_or(defaults.max_output_tokens).max(1),
+            source,
+            agents,
+            default_agent: file.acp.and_then(|a| a.default_agent),
+        })
+    }
+}
+
+impl Default for Config {
+    /// No file, no environment: what an embedder starts from before setting fields. Resolving
+    /// the file and the environment starts from it too, so each built-in default is written
+    /// once: here, or in a constant of this module.
+    fn default() -> Self {
+        Config {
+            provider: None,
+            ollama_url: DEFAULT_OLLAMA_URL.into(),
+            data_dir: PathBuf::from(".corvid"),
+            store: None,
+            log: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            client_request_timeout: Duration::from_secs(300),
+            max_turn_requests: 50,
+            permission_timeout: Duration::from_secs(600),
+            forbidden_paths: crate::tools::Jail::default_forbidden(None),
+            max_retries: 3,
+            stall_timeout: Duration::from_secs(120),
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            prices: None,
+            images: None,
+            budget: Budget::default(),
+            mcp_call_timeout: Duration::from_secs(120),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            source: None,
+            agents: Default::default(),
+            default_agent: None,
+        }
+    }
+}
+
+/// How to configure a provider; shown in `session/new`'s auth error and the auth method.
+pub const HOW_TO_CONFIGURE: &str = "No model provider is configured and no local Ollama answered at \
+http://127.0.0.1:11434. Set CORVID_BASE_URL (an OpenAI-compatible endpoint such as \
+https://api.openai.com/v1 or https://openrouter.ai/api/v1), CORVID_API_KEY and CORVID_MODEL in the \
+environment the editor starts Corvid with, or put a [provider] section with base_url, api_key and \
+model in ~/.config/corvid/config.toml; or start Ollama (ollama serve) with a model pulled. For \
+Anthropic's Claude models set CORVID_PROVIDER=anthropic, ANTHROPIC_API_KEY and CORVID_MODEL.";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! Resolving the file and the environment into a [`Config`], agent aliases included.
+
+use super::*;
+use std::collections::HashMap;
+
+struct MapEnv(HashMap<&'static str, &'static str>);
+impl Env for MapEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.0.get(name).map(|s| s.to_string())
+    }
+}
+
+fn file(text: &str) -> FileConfig {
+    toml::from_str(text).expect("valid toml")
+}
+
+#[test]
+fn environment_overrides_the_file() {
+    let env = MapEnv(HashMap::from([("CORVID_MODEL", "m-env"), ("OPENAI_API_KEY", "sk-fallback")]));
+    let f = file("[provider]\nbase_url = \"http://x/v1\"\nmodel = \"m-file\"\nmodels = [\"a\"]\n");
+    let c = Config::resolve(f, &env, None, None).expect("config");
+    let p = c.provider.expect("provider");
+    assert_eq!(p.model.as_deref(), Some("m-env"));
+    assert_eq!(p.models, vec!["m-env", "a"]);
+    assert_eq!(p.api_key.as_deref(), Some("sk-fallback"));
+    assert_eq!(p.base_url, "http://x/v1");
+}
+
+#[test]
+fn nothing_set_resolves_to_the_defaults() {
+    let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
+    assert_eq!(format!("{c:?}"), format!("{:?}", Config::default()));
+}
+
+#[test]
+fn nothing_configured_means_no_provider() {
+    let c =
+        Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), Some(Path::new("/h")), None).expect("config");
+    assert!(c.provider.is_none());
+    assert_eq!(c.data_dir, PathBuf::from("/h/.local/share/corvid"));
+}
+
+#[test]
+fn unknown_provider_and_unknown_keys_are_errors() {
+    let env = MapEnv(HashMap::from([("CORVID_PROVIDER", "acme")]));
+    assert!(matches!(Config::resolve(FileConfig::default(), &env, None, None), Err(ConfigError::UnknownProvider(_))));
+    assert!(toml::from_str::<FileConfig>("bogus = 1").is_err());
+    let e = Config::resolve(FileConfig::default(), &env, None, None).expect_err("unknown");
+    assert!(e.to_string().contains("`openai`") && e.to_string().contains("`anthropic`"), "{e}");
+}
+
+#[test]
+fn anthropic_uses_its_own_key_and_url() {
+    let env = MapEnv(HashMap::from([
+        ("CORVID_PROVIDER", "anthropic"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("OPENAI_API_KEY", "sk-openai"),
+        ("CORVID_MODEL", "claude-sonnet-4-5"),
+    ]));
+    let c = Config::resolve(FileConfig::default(), &env, None, None).expect("config");
+    let p = c.provider.expect("provider");
+    assert_eq!(p.kind, ProviderKind::Anthropic);
+    assert_eq!(p.api_key.as_deref(), Some("sk-ant"));
+    assert_eq!(p.base_url, ProviderKind::Anthropic.default_base_url());
+    assert_eq!(c.context_window, 200_000);
+    assert_eq!(c.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+}
+
+#[test]
+fn anthropic_never_takes_the_openai_key_and_corvid_key_wins() {
+    let env = MapEnv(HashMap::from([("OPENAI_API_KEY", "sk-openai")]));
+    let f = file("[provider]\nkind = \"anthropic\"\nmodel = \"claude-opus-4-1\"\nmax_output_tokens = 4096\n");
+    let c = Config::resolve(f, &env, None, None).expect("config");
+    assert_eq!(c.max_output_tokens, 4096);
+    let p = c.provider.expect("provider");
+    assert_eq!(p.kind, ProviderKind::Anthropic);
+    assert_eq!(p.api_key, None);
+
+    let env = MapEnv(HashMap::from([
+        ("CORVID_PROVIDER", "anthropic"),
+        ("CORVID_API_KEY", "sk-corvid"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+    ]));
+    let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(p.api_key.as_deref(), Some("sk-corvid"));
+    assert_eq!(p.model, None, "the model list is asked at session/new");
+}
+
+#[test]
+fn openai_keeps_its_key_fallback() {
+    let env = MapEnv(HashMap::from([("OPENAI_API_KEY", "sk-openai"), ("ANTHROPIC_API_KEY", "sk-ant")]));
+    let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(p.kind, ProviderKind::OpenAi);
+    assert_eq!(p.api_key.as_deref(), Some("sk-openai"));
+    assert_eq!(p.base_url, ProviderKind::OpenAi.default_base_url());
+}
+
+#[test]
+fn prices_and_budgets() {
+    let f = file(
+        "[provider]\nmodel = \"m\"\ninput_price_per_mtok = 3.0\noutput_price_per_mtok = 15.0\n\
+         [limits]\nmax_session_tokens = 1000\nmax_session_cost = 0.5\n",
+    );
+    let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
+    let prices = c.prices.expect("prices");
+    assert_eq!(prices.currency, "USD");
+    assert!((prices.cost(1_000_000, 100_000) - 4.5).abs() < 1e-9);
+    assert_eq!(c.budget, Budget { max_tokens: Some(1000), max_cost: Some(0.5) });
+    let none = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
+    assert!(none.prices.is_none());
+}
+
+#[test]
+fn agent_aliases_and_their_provider_overrides() {
+    let f = file(
+        "[provider]\nbase_url = \"http://x/v1\"\napi_key = \"k\"\nmodel = \"m\"\n\
+         [acp]\ndefault_agent = \"a\"\n\
+         [agents.a]\nmodel = \"m2\"\ntools = [\"read_file\"]\n\
+         [agents.b]\nkind = \"anthropic\"\nenabled = false\n",
+    );
+    let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
+    assert_eq!(c.default_agent.as_deref(), Some("a"));
+    let a = &c.agents["a"];
+    assert!(a.enabled);
+    assert_eq!(a.tools.as_deref(), Some(&["read_file".to_string()][..]));
+    let pa = c.for_agent(a).provider.expect("provider");
+    assert_eq!(
+        (pa.base_url.as_str(), pa.api_key.as_deref(), pa.model.as_deref()),
+        ("http://x/v1", Some("k"), Some("m2"))
+    );
+    assert_eq!(pa.models, vec!["m2".to_string()]);
+    let b = &c.agents["b"];
+    assert!(!b.enabled);
+    // Another provider kind: its own default URL, and the other endpoint's key stays home.
+    let pb = c.for_agent(b).provider.expect("provider");
+    assert_eq!(pb.kind, ProviderKind::Anthropic);
+    assert_eq!(pb.base_url, ProviderKind::Anthropic.default_base_url());
+    assert_eq!(pb.api_key, None);
+    let bad = toml::from_str::<FileConfig>("[agents.x]\nkind = \"nope\"\n").expect("toml");
+    assert!(Config::resolve(bad, &MapEnv(HashMap::new()), None, None).is_err());
+    let bad = toml::from_str::<FileConfig>("[agents.x]\nkind = \"nope\"\n").expect("toml");
+    let e = Config::resolve(bad, &MapEnv(HashMap::new()), None, None).expect_err("unknown kind");
+    assert!(e.to_string().starts_with("unsupported provider `nope (in [agents.x])`: Corvid supports `openai`"), "{e}");
+}
