@@ -78,6 +78,7 @@ async fn run(store: PendingStore, peer: Peer, mut rx: mpsc::Receiver<Entry>) {
     let mut after = Vec::with_capacity(64);
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
+        let mut entries = 0;
         while let Some(entry) = next.take() {
             match entry {
                 Entry::Write { record, frame } => {
@@ -86,7 +87,8 @@ async fn run(store: PendingStore, peer: Peer, mut rx: mpsc::Receiver<Entry>) {
                 }
                 Entry::Flush(done) => after.push(After::Resolve(done)),
             }
-            if records.len() + after.len() < MAX_BATCH {
+            entries += 1;
+            if entries < MAX_BATCH {
                 next = rx.try_recv().ok();
             }
         }
