@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{self, blocking, check};
-use super::{Announce, Jail, JailError, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use super::walk::{self, blocking, check, check_root};
+use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
 use crate::provider::ToolSpec;
 
 const LIST_MAX: usize = 1000;
@@ -67,9 +67,7 @@ pub fn list_directory(args: &Value, jail: &Jail, cancel: &CancellationToken) -> 
     for entry in walk.build().flatten() {
         check(cancel)?;
         if entry.depth() == 0 {
-            if !entry.metadata().is_ok_and(|m| super::jail::same_dir(&dir, &m)) {
-                return Err(JailError::Swapped(shown.to_string()).into());
-            }
+            check_root(&entry, &dir, shown)?;
             continue;
         }
         if entry.path().components().any(|c| c.as_os_str() == ".git") {
