@@ -8,6 +8,7 @@ pub mod agent;
 pub mod config;
 pub mod config_file;
 pub mod editor;
+pub mod event;
 pub mod mcp;
 pub mod provider;
 pub mod rpc;

@@ -16,6 +16,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::event::{ToolContent, ToolKind};
 use crate::provider::{FunctionSpec, ToolSpec};
 use crate::tools::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError};
 
@@ -139,7 +140,7 @@ impl McpServers {
         let (server, tool) = self.find(full).ok_or_else(|| ToolError::Unknown(full.to_string()))?;
         let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false);
         Ok(Announce {
-            kind: if read_only { acp::ToolKind::Read } else { acp::ToolKind::Other },
+            kind: if read_only { ToolKind::Read } else { ToolKind::Other },
             title: format!("{} · {}", server.name, tool.title.clone().unwrap_or_else(|| tool.name.to_string())),
             locations: vec![],
             needs: if read_only { Needs::Nothing } else { Needs::Mcp(full.to_string()) },
@@ -310,25 +311,25 @@ fn content(result: &Value, uploads: &std::path::Path) -> Output {
         match part.get("type").and_then(Value::as_str) {
             Some("text") => {
                 let t = str_of(part, "text").unwrap_or_default();
-                shown.push(acp::ToolCallContent::from(acp::ContentBlock::from(t.clone())));
+                shown.push(ToolContent::Text(t.clone()));
                 texts.push(t);
             }
             Some("image") => {
                 let (data, mime) =
                     (str_of(part, "data").unwrap_or_default(), str_of(part, "mimeType").unwrap_or_default());
                 texts.push(stored_marker(uploads, &data, &mime, None));
-                shown.push(acp::ToolCallContent::from(acp::ContentBlock::Image(acp::ImageContent::new(data, mime))));
+                shown.push(ToolContent::Block(Box::new(acp::ContentBlock::Image(acp::ImageContent::new(data, mime)))));
             }
             Some("resource") => {
                 let r = part.get("resource").cloned().unwrap_or(Value::Null);
                 let uri = str_of(&r, "uri").unwrap_or_default();
                 if let Some(text) = str_of(&r, "text") {
                     texts.push(format!("<resource uri=\"{uri}\">\n{text}\n</resource>"));
-                    shown.push(acp::ToolCallContent::from(acp::ContentBlock::from(text)));
+                    shown.push(ToolContent::Text(text));
                 } else {
                     let mime = str_of(&r, "mimeType").unwrap_or_else(|| "application/octet-stream".into());
                     let marker = stored_marker(uploads, &str_of(&r, "blob").unwrap_or_default(), &mime, Some(&uri));
-                    shown.push(acp::ToolCallContent::from(acp::ContentBlock::from(marker.clone())));
+                    shown.push(ToolContent::Text(marker.clone()));
                     texts.push(marker);
                 }
             }
@@ -338,7 +339,7 @@ fn content(result: &Value, uploads: &std::path::Path) -> Output {
                     str_of(part, "name").unwrap_or_default(),
                     str_of(part, "uri").unwrap_or_default()
                 );
-                shown.push(acp::ToolCallContent::from(acp::ContentBlock::from(t.clone())));
+                shown.push(ToolContent::Text(t.clone()));
                 texts.push(t);
             }
             _ => texts.push(format!("[unsupported content: {part}]")),

@@ -1,17 +1,17 @@
 //! Token and cost accounting: what each model request used, the session's running total
 //! (reported in `usage_update`), and the per-session budgets that end a turn once crossed.
 //!
-//! The running total travels in the `usage_update` itself (`cost`, and the token total under
+//! The running total travels in the usage event itself (v1 puts it in `cost` and under
 //! `_meta.corvid.sessionTokens`), so the ledger alone restores it on `session/load`.
 
-use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
 use super::session::{Session, Spent};
 use crate::config::Config;
+use crate::event::{Cost, Usage};
 
 /// Adds one request's usage to the session and returns the update that reports it.
-pub fn record(session: &Session, config: &Config, input_tokens: u64, output_tokens: u64) -> acp::UsageUpdate {
+pub fn record(session: &Session, config: &Config, input_tokens: u64, output_tokens: u64) -> Usage {
     let spent = {
         let mut state = session.state();
         state.spent.tokens += input_tokens + output_tokens;
@@ -20,14 +20,13 @@ pub fn record(session: &Session, config: &Config, input_tokens: u64, output_toke
         }
         state.spent
     };
-    // How full the context is after this request: what was sent plus the answer.
-    let mut update = acp::UsageUpdate::new(input_tokens + output_tokens, config.context_window);
-    if let Some(prices) = &config.prices {
-        update = update.cost(acp::Cost::new(spent.cost, prices.currency.clone()));
+    Usage {
+        // How full the context is after this request: what was sent plus the answer.
+        used: input_tokens + output_tokens,
+        size: config.context_window,
+        cost: config.prices.as_ref().map(|p| Cost { amount: spent.cost, currency: p.currency.clone() }),
+        session_tokens: spent.tokens,
     }
-    let mut meta = serde_json::Map::new();
-    meta.insert("corvid".into(), serde_json::json!({ "sessionTokens": spent.tokens }));
-    update.meta(meta)
 }
 
 /// The spending recorded in a stored `usage_update` payload.

@@ -2,14 +2,17 @@
 //! (`/review focus on tests`), as the protocol says; `/init` and `/review` become instructions
 //! for the model, `/compact` is handled by the agent itself.
 
-use agent_client_protocol_schema::v1 as acp;
+use crate::event::Command as Offered;
 
-pub fn available() -> Vec<acp::AvailableCommand> {
+pub fn available() -> Vec<Offered> {
     vec![
-        acp::AvailableCommand::new("compact", "Summarize the conversation so far to free context"),
-        acp::AvailableCommand::new("init", "Write an AGENTS.md with instructions for agents working on this project"),
-        acp::AvailableCommand::new("review", "Review the uncommitted changes")
-            .input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new("what to focus on"))),
+        Offered { name: "compact", description: "Summarize the conversation so far to free context", hint: None },
+        Offered {
+            name: "init",
+            description: "Write an AGENTS.md with instructions for agents working on this project",
+            hint: None,
+        },
+        Offered { name: "review", description: "Review the uncommitted changes", hint: Some("what to focus on") },
     ]
 }
 

@@ -224,7 +224,7 @@ impl Agent {
                 client: this.client_features(),
             };
             let stop = Turn::new(claim, turn_ctx).run(prompt).await?;
-            to_value(&acp::PromptResponse::new(stop))
+            to_value(&acp::PromptResponse::new(crate::event::v1::stop_reason(stop)))
         }
         .boxed()
     }

@@ -12,6 +12,7 @@ use super::outbox::{self, Outbox};
 use super::params::parse;
 use super::session::Session;
 use super::{Agent, AgentError, commands, modes, requested_agent, to_value};
+use crate::event::{Event, v1};
 use crate::rpc::RequestContext;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
@@ -24,10 +25,9 @@ pub(super) async fn report_mcp_failures(outbox: &Outbox, session: &Session, noti
         let Some(error) = &status.error else { continue };
         let title = format!("MCP server `{}` is not available", status.name);
         let update = if notices {
-            acp::SessionUpdate::Notice(acp::Notice::new(acp::NoticeSeverity::Warning, title).description(error.clone()))
+            Event::Notice { title, description: error.clone() }
         } else {
-            let text = format!("{title}: {error}. Its tools are not offered in this session.\n\n");
-            acp::SessionUpdate::AgentMessageChunk(outbox::text_chunk(text, &uuid::Uuid::new_v4().to_string()))
+            outbox::agent_note(format!("{title}: {error}. Its tools are not offered in this session.\n\n"))
         };
         outbox::emit(outbox, session, None, &update, true).await;
     }
@@ -90,8 +90,7 @@ impl Agent {
         let (outbox, announced, notices) = (self.outbox.clone(), session.clone(), self.client_features().notices);
         ctx.after_response(
             async move {
-                let commands = acp::AvailableCommandsUpdate::new(commands::available());
-                let update = acp::SessionUpdate::AvailableCommandsUpdate(commands);
+                let update = Event::Commands(commands::available());
                 outbox::emit(&outbox, &announced, None, &update, true).await;
                 report_mcp_failures(&outbox, &announced, notices).await;
                 outbox.flush().await;
@@ -100,7 +99,7 @@ impl Agent {
         );
         to_value(
             &acp::NewSessionResponse::new(session.id.clone())
-                .config_options(session.config_options())
+                .config_options(v1::config_options(&session.config_options()))
                 .modes(session.mode_state())
                 .meta(mcp),
         )

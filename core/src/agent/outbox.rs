@@ -9,15 +9,15 @@
 //! error is logged: the client's live view is never held hostage to the disk, at the price of
 //! a replay that lacks those updates (ARCHITECTURE.md, invariant 8).
 //!
-//! Each update is serialized once and stored exactly as sent; live sends and `session/load`
-//! replay frame it the same way ([`update_frame`]).
+//! Each event is rendered once (as ACP v1, `event::v1`) and stored exactly as sent; live
+//! sends and `session/load` replay frame it the same way ([`update_frame`]).
 
 use std::time::Duration;
 
-use agent_client_protocol_schema::v1 as acp;
 use tokio::sync::{mpsc, oneshot};
 
 use super::session::Session;
+use crate::event::{self, Event};
 use crate::provider::ChatMessage;
 use crate::rpc::Peer;
 use crate::store::batch::Record;
@@ -128,17 +128,11 @@ pub fn update_frame(session_id: &str, payload: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{id},"update":{payload}}}}}"#)
 }
 
-/// Stores an update in the session's ledger and, if `send`, sends it to the client once it is
+/// Stores an event in the session's ledger and, if `send`, sends it to the client once it is
 /// committed. `send = false` is for what the client already has (the user's own prompt)
 /// or will get by replay (recovery notes). Returns `false` when the connection is gone.
-pub async fn emit(
-    outbox: &Outbox,
-    session: &Session,
-    turn: Option<i64>,
-    update: &acp::SessionUpdate,
-    send: bool,
-) -> bool {
-    let payload = match serialize(update) {
+pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: &Event, send: bool) -> bool {
+    let payload = match event::v1::payload(event) {
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "could not serialize a session update");
@@ -148,31 +142,6 @@ pub async fn emit(
     let frame = send.then(|| update_frame(&session.id, &payload));
     let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
-}
-
-/// Serializes an update. Tool calls are spelled out where the crate omits defaults: a new
-/// call says `"status":"pending"`, and a diff of a new file says `"oldText":null`, so clients
-/// that do not apply the schema's defaults still render them right.
-fn serialize(update: &acp::SessionUpdate) -> serde_json::Result<String> {
-    match update {
-        acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_) => {
-            let mut value = serde_json::to_value(update)?;
-            if let Some(obj) = value.as_object_mut() {
-                if obj.get("sessionUpdate").and_then(|v| v.as_str()) == Some("tool_call") {
-                    obj.entry("status").or_insert_with(|| "pending".into());
-                }
-                if let Some(content) = obj.get_mut("content").and_then(|c| c.as_array_mut()) {
-                    for item in content.iter_mut().filter_map(|i| i.as_object_mut()) {
-                        if item.get("type").and_then(|t| t.as_str()) == Some("diff") {
-                            item.entry("oldText").or_insert(serde_json::Value::Null);
-                        }
-                    }
-                }
-            }
-            serde_json::to_string(&value)
-        }
-        _ => serde_json::to_string(update),
-    }
 }
 
 /// Appends a message to the session's stored model context.
@@ -187,7 +156,7 @@ pub async fn record_message(outbox: &Outbox, session: &Session, message: &ChatMe
     outbox.push(Record::Message { session_id: session.id.clone(), seq, role: message.role.as_str(), content }).await;
 }
 
-/// A chunk of text with a message id.
-pub fn text_chunk(text: String, message_id: &str) -> acp::ContentChunk {
-    acp::ContentChunk::new(acp::ContentBlock::from(text)).message_id(acp::MessageId::new(message_id.to_string()))
+/// A message to the user in the agent's voice, as its own message.
+pub fn agent_note(text: String) -> Event {
+    Event::MessageChunk { message_id: uuid::Uuid::new_v4().to_string(), text }
 }

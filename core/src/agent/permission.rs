@@ -12,6 +12,7 @@ use super::modes::Rule;
 use super::session::Session;
 use crate::agent::outbox::Outbox;
 use crate::editor::{EditorClient, EditorError};
+use crate::event::{ToolContent, ToolPatch, ToolStatus};
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 use crate::tools::{Announce, Needs};
@@ -36,7 +37,7 @@ pub struct Question<'a> {
     pub announce: &'a Announce,
     pub args: &'a Value,
     /// What would change (an edit's diff), so the user decides on the real thing.
-    pub preview: Vec<acp::ToolCallContent>,
+    pub preview: Vec<ToolContent>,
 }
 
 /// Returns the decision and, when the client could not answer at all, a note for the user.
@@ -63,13 +64,15 @@ pub async fn decide(
             (Decision::Reject("the user always rejects this".into()), None)
         };
     }
-    let fields = acp::ToolCallUpdateFields::new()
-        .title(q.announce.title.clone())
-        .kind(q.announce.kind)
-        .status(acp::ToolCallStatus::Pending)
-        .locations(q.announce.locations.clone())
-        .raw_input(q.args.clone());
-    let fields = if q.preview.is_empty() { fields } else { fields.content(q.preview) };
+    let call = ToolPatch {
+        title: Some(q.announce.title.clone()),
+        kind: Some(q.announce.kind),
+        status: Some(ToolStatus::Pending),
+        locations: Some(q.announce.locations.clone()),
+        raw_input: Some(q.args.clone()),
+        content: (!q.preview.is_empty()).then_some(q.preview),
+        ..ToolPatch::new(q.call_id)
+    };
     let needs = &q.announce.needs;
     let options = vec![
         acp::PermissionOption::new("allow_once", "Allow", acp::PermissionOptionKind::AllowOnce),
@@ -81,24 +84,23 @@ pub async fn decide(
             acp::PermissionOptionKind::RejectAlways,
         ),
     ];
-    let outcome =
-        match editor.request_permission(acp::ToolCallUpdate::new(q.call_id.to_string(), fields), options).await {
-            Ok(outcome) => outcome,
-            Err(EditorError::Cancelled) => return (Decision::Cancelled, None),
-            Err(EditorError::Timeout { secs, .. }) => {
-                return (Decision::Reject(format!("no answer to the permission request within {secs} s")), None);
-            }
-            Err(e) if e.is_unsupported() => {
-                return (
-                    Decision::Reject("the editor cannot answer permission requests".into()),
-                    Some(NO_PERMISSION_SUPPORT),
-                );
-            }
-            Err(EditorError::Malformed { .. }) => {
-                return (Decision::Reject("the permission answer was not understood".into()), None);
-            }
-            Err(e) => return (Decision::Reject(format!("the permission request failed: {e}")), None),
-        };
+    let outcome = match editor.request_permission(&call, options).await {
+        Ok(outcome) => outcome,
+        Err(EditorError::Cancelled) => return (Decision::Cancelled, None),
+        Err(EditorError::Timeout { secs, .. }) => {
+            return (Decision::Reject(format!("no answer to the permission request within {secs} s")), None);
+        }
+        Err(e) if e.is_unsupported() => {
+            return (
+                Decision::Reject("the editor cannot answer permission requests".into()),
+                Some(NO_PERMISSION_SUPPORT),
+            );
+        }
+        Err(EditorError::Malformed { .. }) => {
+            return (Decision::Reject("the permission answer was not understood".into()), None);
+        }
+        Err(e) => return (Decision::Reject(format!("the permission request failed: {e}")), None),
+    };
     let option = match outcome {
         acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
         _ => return (Decision::Cancelled, None),

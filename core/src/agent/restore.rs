@@ -13,8 +13,9 @@ use serde_json::Value;
 use super::Agent;
 use super::error::AgentError;
 use super::new_session::{existing_dir, report_mcp_failures};
-use super::outbox::{emit, record_message, text_chunk, update_frame};
+use super::outbox::{agent_note, emit, record_message, update_frame};
 use super::session::{Restored, Session, TurnClaim};
+use crate::event::{Event, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
 use crate::store::batch::Record;
@@ -96,7 +97,7 @@ impl Agent {
         self.sessions.insert(session.clone());
         report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
         tracing::info!(session_id = %id, replay, "session restored");
-        let options = session.config_options();
+        let options = v1::config_options(&session.config_options());
         if replay {
             super::to_value(
                 &acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
@@ -159,12 +160,11 @@ impl Agent {
             }
             let turn = Some(running.turn);
             for id in open_tools.into_keys() {
-                let fields = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::Failed);
-                let update = acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields));
+                let update = Event::ToolChanged(ToolPatch::new(id).status(ToolStatus::Failed));
                 emit(&self.outbox, session, turn, &update, false).await;
             }
-            let note = text_chunk(INTERRUPTED_NOTE.trim_start().to_string(), &uuid::Uuid::new_v4().to_string());
-            emit(&self.outbox, session, turn, &acp::SessionUpdate::AgentMessageChunk(note), false).await;
+            let note = agent_note(INTERRUPTED_NOTE.trim_start().to_string());
+            emit(&self.outbox, session, turn, &note, false).await;
             let content = format!("{partial}{INTERRUPTED_NOTE}");
             let message = ChatMessage::assistant(content, Vec::new());
             record_message(&self.outbox, session, &message).await;

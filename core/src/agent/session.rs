@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::model_source::ModelSource;
 use crate::agent::error::AgentError;
+use crate::event::{Choice, ConfigCategory, ConfigSelect};
 use crate::provider::{ChatMessage, ProviderKind, anthropic};
 
 pub struct Session {
@@ -203,43 +204,54 @@ impl Session {
         anthropic::thinking_budget(&self.state().thought_level).unwrap_or(0)
     }
 
-    pub fn config_options(&self) -> Vec<acp::SessionConfigOption> {
+    pub fn config_options(&self) -> Vec<ConfigSelect> {
         let (current, mode, thought_level) = {
             let s = self.state();
             (s.model.clone(), s.mode.clone(), s.thought_level.clone())
         };
-        let modes: Vec<acp::SessionConfigSelectOption> = super::modes::MODES
-            .iter()
-            .map(|(id, name, desc)| acp::SessionConfigSelectOption::new(*id, *name).description(desc.to_string()))
-            .collect();
-        let options: Vec<acp::SessionConfigSelectOption> =
-            self.source.models.iter().map(|m| acp::SessionConfigSelectOption::new(m.clone(), m.clone())).collect();
+        let choice = |id: &str, name: &str, description: Option<String>| Choice {
+            id: id.to_string(),
+            name: name.to_string(),
+            description,
+        };
+        let modes = super::modes::MODES.iter().map(|(id, name, desc)| choice(id, name, Some(desc.to_string())));
+        let models = self.source.models.iter().map(|m| choice(m, m, None));
         let offers_thought_level = self.offers_thought_level(&current);
         let mut all = vec![
-            acp::SessionConfigOption::select(MODE_OPTION, "Mode", mode, modes)
-                .category(acp::SessionConfigOptionCategory::Mode)
-                .description("When Corvid asks before editing files or running commands".to_string()),
-            acp::SessionConfigOption::select(MODEL_OPTION, "Model", current, options)
-                .category(acp::SessionConfigOptionCategory::Model)
-                .description("The model that answers in this session".to_string()),
+            ConfigSelect {
+                id: MODE_OPTION,
+                name: "Mode",
+                description: "When Corvid asks before editing files or running commands",
+                category: ConfigCategory::Mode,
+                current: mode,
+                choices: modes.collect(),
+            },
+            ConfigSelect {
+                id: MODEL_OPTION,
+                name: "Model",
+                description: "The model that answers in this session",
+                category: ConfigCategory::Model,
+                current,
+                choices: models.collect(),
+            },
         ];
         if offers_thought_level {
-            let levels: Vec<acp::SessionConfigSelectOption> = anthropic::THOUGHT_LEVELS
-                .iter()
-                .map(|(id, name, budget)| {
-                    let option = acp::SessionConfigSelectOption::new(*id, *name);
-                    if *budget == 0 {
-                        option.description("No extended thinking".to_string())
-                    } else {
-                        option.description(format!("Up to {budget} tokens of extended thinking per request"))
-                    }
-                })
-                .collect();
-            all.push(
-                acp::SessionConfigOption::select(THOUGHT_LEVEL_OPTION, "Thinking", thought_level, levels)
-                    .category(acp::SessionConfigOptionCategory::ThoughtLevel)
-                    .description("How much the model thinks before it answers".to_string()),
-            );
+            let levels = anthropic::THOUGHT_LEVELS.iter().map(|(id, name, budget)| {
+                let description = if *budget == 0 {
+                    "No extended thinking".to_string()
+                } else {
+                    format!("Up to {budget} tokens of extended thinking per request")
+                };
+                choice(id, name, Some(description))
+            });
+            all.push(ConfigSelect {
+                id: THOUGHT_LEVEL_OPTION,
+                name: "Thinking",
+                description: "How much the model thinks before it answers",
+                category: ConfigCategory::ThoughtLevel,
+                current: thought_level,
+                choices: levels.collect(),
+            });
         }
         all
     }

@@ -10,6 +10,7 @@ use super::outbox;
 use super::params::parse;
 use super::session::{MODE_OPTION, MODEL_OPTION, Session, THOUGHT_LEVEL_OPTION};
 use super::{Agent, AgentError, modes, to_value};
+use crate::event::{Event, v1};
 use crate::store::batch::Record;
 
 impl Agent {
@@ -74,7 +75,7 @@ impl Agent {
             }
         }
         self.outbox.flush().await;
-        to_value(&acp::SetSessionConfigOptionResponse::new(session.config_options()))
+        to_value(&acp::SetSessionConfigOptionResponse::new(v1::config_options(&session.config_options())))
     }
 
     /// Legacy `session/set_mode`, kept in sync with the `mode` config option.
@@ -83,7 +84,7 @@ impl Agent {
         let req: acp::SetSessionModeRequest = parse(M, params)?;
         let session = self.sessions.get(&req.session_id.0)?;
         self.change_mode(&session, M, "modeId", &req.mode_id.0).await?;
-        let update = acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(session.config_options()));
+        let update = Event::ConfigOptions(session.config_options());
         outbox::emit(&self.outbox, &session, None, &update, true).await;
         self.outbox.flush().await;
         to_value(&acp::SetSessionModeResponse::new())
@@ -106,7 +107,7 @@ impl Agent {
         session.state().mode = mode.to_string();
         self.outbox.push(Record::Mode { session_id: session.id.clone(), mode: mode.to_string() }).await;
         // Legacy clients follow modes through current_mode_update.
-        let update = acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.to_string()));
+        let update = Event::Mode(mode.to_string());
         outbox::emit(&self.outbox, session, None, &update, true).await;
         Ok(())
     }

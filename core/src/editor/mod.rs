@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use features::ClientFeatures;
 
+use crate::event::ToolPatch;
 use crate::rpc::{Peer, RpcError};
 
 /// Why a request to the editor gave no answer to work with.
@@ -165,12 +166,14 @@ impl EditorClient {
         Ok(())
     }
 
-    /// `session/request_permission`: the option the user picked, or `Cancelled`.
+    /// `session/request_permission` about `call` (as it would run): the option the user
+    /// picked, or `Cancelled`.
     pub async fn request_permission(
         &self,
-        tool_call: acp::ToolCallUpdate,
+        call: &ToolPatch,
         options: Vec<acp::PermissionOption>,
     ) -> Result<acp::RequestPermissionOutcome, EditorError> {
+        let tool_call = crate::event::v1::tool_call_update(call);
         let request = acp::RequestPermissionRequest::new(self.session_id.clone(), tool_call, options);
         let answer: acp::RequestPermissionResponse =
             self.call("session/request_permission", &request, self.deadlines.question).await?;

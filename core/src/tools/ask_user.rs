@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
 use crate::editor::EditorError;
+use crate::event::{ToolKind, ToolPatch};
 use crate::provider::ToolSpec;
 
 /// Most choices offered in one question.
@@ -42,7 +43,7 @@ impl Tool for AskUser {
     fn announce(&self, args: &Value, _jail: &Jail) -> Result<Announce, ToolError> {
         let a = parse(args)?;
         Ok(Announce {
-            kind: acp::ToolKind::Other,
+            kind: ToolKind::Other,
             title: format!("Ask: {}", a.question),
             locations: vec![],
             needs: Needs::Nothing,
@@ -142,15 +143,14 @@ async fn by_permission(a: &Args, cx: &ToolContext<'_>) -> Result<Output, ToolErr
         })
         .collect();
     options.push(acp::PermissionOption::new("no-answer", "Don't answer", acp::PermissionOptionKind::RejectOnce));
-    let fields = acp::ToolCallUpdateFields::new().title(a.question.clone()).kind(acp::ToolKind::Other);
-    let outcome =
-        match cx.editor.request_permission(acp::ToolCallUpdate::new(cx.call_id.to_string(), fields), options).await {
-            Ok(outcome) => outcome,
-            Err(EditorError::Malformed { .. }) => {
-                return Ok(not_answered(&a.question, "the editor's answer was not understood"));
-            }
-            Err(e) => return unanswered(a, e),
-        };
+    let call = ToolPatch { title: Some(a.question.clone()), kind: Some(ToolKind::Other), ..ToolPatch::new(cx.call_id) };
+    let outcome = match cx.editor.request_permission(&call, options).await {
+        Ok(outcome) => outcome,
+        Err(EditorError::Malformed { .. }) => {
+            return Ok(not_answered(&a.question, "the editor's answer was not understood"));
+        }
+        Err(e) => return unanswered(a, e),
+    };
     let chosen = match outcome {
         acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
         _ => {

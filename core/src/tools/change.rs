@@ -1,18 +1,18 @@
 //! A file change (write_file, edit_file) worked out before it is written: the permission
 //! question shows its diff, and an edit that cannot apply fails before anyone is asked.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::files::Files;
 use super::{Announce, Jail, Needs, Output, ToolContext, ToolError, display, location};
+use crate::event::{ToolContent, ToolKind};
 
 /// The announcement of a change to `path`.
 pub fn announce(verb: &str, path: &str, jail: &Jail) -> Result<Announce, ToolError> {
     let resolved = jail.resolve(path)?;
     Ok(Announce {
-        kind: acp::ToolKind::Edit,
+        kind: ToolKind::Edit,
         title: format!("{verb} {}", display(&resolved, jail)),
         locations: vec![location(&resolved, None)],
         needs: Needs::Edit(resolved.display().to_string()),
@@ -30,18 +30,18 @@ pub struct Change {
 
 impl Change {
     /// The proposed change as diff content.
-    pub fn diff(&self) -> acp::ToolCallContent {
-        acp::ToolCallContent::from(acp::Diff::new(self.resolved.clone(), self.new.clone()).old_text(self.old.clone()))
+    pub fn diff(&self) -> ToolContent {
+        ToolContent::Diff { path: self.resolved.clone(), old: self.old.clone(), new: self.new.clone() }
     }
 
     /// Writes it. Callers plan again right before applying, so edits the user made while a
     /// permission question was open are not overwritten with a stale text.
     pub async fn apply(self, jail: &Jail, files: &Files<'_>) -> Result<Output, ToolError> {
         let resolved = files.write(jail, &self.path, &self.new).await?;
-        let diff = acp::Diff::new(resolved.clone(), self.new).old_text(self.old);
+        let diff = ToolContent::Diff { path: resolved.clone(), old: self.old, new: self.new };
         Ok(Output {
             for_model: self.summary.clone(),
-            content: vec![acp::ToolCallContent::from(diff)],
+            content: vec![diff],
             raw: json!({ "path": resolved, "result": self.summary }),
             ok: true,
         })
@@ -51,7 +51,7 @@ impl Change {
 /// `Tool::preview` of a change tool: the diff of what `plan` works out.
 pub fn preview<'a>(
     plan: impl Future<Output = Result<Change, ToolError>> + Send + 'a,
-) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolError>> {
     Box::pin(async move { Ok(vec![plan.await?.diff()]) })
 }
 

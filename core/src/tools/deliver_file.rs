@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::walk::blocking;
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::event::{ToolContent, ToolKind};
 use crate::provider::ToolSpec;
 
 /// Largest file delivered.
@@ -41,7 +42,7 @@ impl Tool for DeliverFile {
         let a: Args = parse_args("deliver_file", args)?;
         let path = jail.resolve(&a.path)?;
         Ok(Announce {
-            kind: acp::ToolKind::Read,
+            kind: ToolKind::Read,
             title: format!("Deliver {}", display(&path, jail)),
             locations: vec![location(&path, None)],
             needs: Needs::Nothing,
@@ -89,7 +90,7 @@ fn deliver(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
     let summary = format!("Delivered {} ({} bytes) to the user as {uri}", a.path, again.len());
     Ok(Output {
         for_model: summary,
-        content: vec![acp::ToolCallContent::from(block)],
+        content: vec![ToolContent::Block(Box::new(block))],
         raw: json!({ "uri": uri, "sha256": hash, "bytes": again.len() }),
         ok: true,
     })

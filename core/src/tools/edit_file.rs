@@ -1,12 +1,12 @@
 //! edit_file: replace one exact occurrence of a text in a file.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::change::{self, Change};
 use super::{Announce, Jail, Output, Tool, ToolContext, ToolError, parse_args};
+use crate::event::ToolContent;
 use crate::provider::ToolSpec;
 
 #[derive(Deserialize)]
@@ -68,7 +68,7 @@ impl Tool for EditFile {
         &'a self,
         args: &'a Value,
         cx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolError>> {
         change::preview(Self::plan(args, cx))
     }
 

@@ -1,6 +1,5 @@
 //! glob: files whose path matches a pattern (respecting .gitignore).
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -8,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::walk::{self, blocking, check, check_root, glob_matcher, skip};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, location, parse_args};
+use crate::event::ToolKind;
 use crate::provider::ToolSpec;
 
 const GLOB_MAX: usize = 1000;
@@ -37,7 +37,7 @@ impl Tool for Glob {
         let a: Args = parse_args("glob", args)?;
         let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
         Ok(Announce {
-            kind: acp::ToolKind::Search,
+            kind: ToolKind::Search,
             title: format!("Find files matching {}", a.pattern),
             locations: vec![location(&root, None)],
             needs: Needs::Nothing,

@@ -1,6 +1,5 @@
 //! list_directory: a directory's entries (respecting .gitignore), optionally the whole tree.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -8,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::walk::{self, blocking, check, check_root};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::event::ToolKind;
 use crate::provider::ToolSpec;
 
 const LIST_MAX: usize = 1000;
@@ -40,7 +40,7 @@ impl Tool for ListDirectory {
         let shown = display(&path, jail);
         let shown = if shown.is_empty() { ".".to_string() } else { shown };
         Ok(Announce {
-            kind: acp::ToolKind::Read,
+            kind: ToolKind::Read,
             title: format!("List {shown}{}", if a.recursive { " (recursive)" } else { "" }),
             locations: vec![location(&path, None)],
             needs: Needs::Nothing,

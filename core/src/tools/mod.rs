@@ -24,13 +24,13 @@ pub mod update_plan;
 mod walk;
 pub mod write_file;
 
-use agent_client_protocol_schema::v1 as acp;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use jail::{Jail, JailError};
 pub use registry::{Registry, Tool, ToolContext, Updates};
 
+use crate::event::{Location, ToolContent, ToolKind};
 use crate::provider::{FunctionSpec, ToolSpec};
 
 /// Why a tool call failed; the message goes back to the model and into the tool card.
@@ -74,9 +74,9 @@ pub enum Needs {
 /// How a call is shown before it runs.
 #[derive(Debug, Clone)]
 pub struct Announce {
-    pub kind: acp::ToolKind,
+    pub kind: ToolKind,
     pub title: String,
-    pub locations: Vec<acp::ToolCallLocation>,
+    pub locations: Vec<Location>,
     pub needs: Needs,
 }
 
@@ -86,7 +86,7 @@ pub struct Output {
     /// What the model reads.
     pub for_model: String,
     /// What the client shows.
-    pub content: Vec<acp::ToolCallContent>,
+    pub content: Vec<ToolContent>,
     pub raw: Value,
     /// Whether the call did what it was asked (a command that exits non-zero did not): the
     /// card shows `completed` or `failed`.
@@ -95,7 +95,7 @@ pub struct Output {
 
 impl Output {
     pub fn text(text: String, raw: Value) -> Self {
-        let content = vec![acp::ToolCallContent::from(acp::ContentBlock::from(text.clone()))];
+        let content = vec![ToolContent::Text(text.clone())];
         Self { for_model: text, content, raw, ok: true }
     }
 }
@@ -113,8 +113,8 @@ pub(crate) fn spec(name: &'static str, description: &'static str, parameters: Va
     }
 }
 
-pub fn location(path: &std::path::Path, line: Option<u32>) -> acp::ToolCallLocation {
-    acp::ToolCallLocation::new(path.to_path_buf()).line(line)
+pub fn location(path: &std::path::Path, line: Option<u32>) -> Location {
+    Location { path: path.to_path_buf(), line }
 }
 
 /// `path` shown relative to the cwd when inside it.

@@ -1,11 +1,11 @@
 //! read_file: a text file's lines, numbered, from the disk or the editor's buffer.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::event::ToolKind;
 use crate::provider::ToolSpec;
 
 /// Most lines returned by one read.
@@ -46,7 +46,7 @@ impl Tool for ReadFile {
             None => format!("Read {}", display(&path, jail)),
         };
         Ok(Announce {
-            kind: acp::ToolKind::Read,
+            kind: ToolKind::Read,
             title,
             locations: vec![location(&path, Some(start as u32))],
             needs: Needs::Nothing,

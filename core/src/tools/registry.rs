@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -11,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::files::Files;
 use super::{Announce, Jail, Output, ToolError};
 use crate::editor::EditorClient;
+use crate::event::{PlanItem, ToolContent};
 use crate::provider::ToolSpec;
 
 /// One tool the model can call.
@@ -31,7 +31,7 @@ pub trait Tool: Send + Sync {
         &'a self,
         _args: &'a Value,
         _cx: &'a ToolContext<'a>,
-    ) -> BoxFuture<'a, Result<Vec<acp::ToolCallContent>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Vec<ToolContent>, ToolError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
 
@@ -43,9 +43,9 @@ pub trait Tool: Send + Sync {
 pub trait Updates: Send + Sync {
     /// Replaces the content of the call's card while it runs (output so far, an embedded
     /// terminal). With `on_screen`, returns only once the client has it.
-    fn show(&self, content: Vec<acp::ToolCallContent>, on_screen: bool) -> BoxFuture<'_, ()>;
+    fn show(&self, content: Vec<ToolContent>, on_screen: bool) -> BoxFuture<'_, ()>;
     /// The model's plan, as the session's `plan` update.
-    fn plan(&self, plan: acp::Plan) -> BoxFuture<'_, ()>;
+    fn plan(&self, plan: Vec<PlanItem>) -> BoxFuture<'_, ()>;
 }
 
 /// Everything a tool call runs with.

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::shell::Args;
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
+use crate::event::{ToolContent, ToolKind};
 use crate::provider::ToolSpec;
 
 /// The card shows a local command's output at most this often.
@@ -34,7 +34,7 @@ impl Tool for RunCommand {
         let a: Args = parse_args("run_command", args)?;
         let first_line = a.command.lines().next().unwrap_or("").trim();
         Ok(Announce {
-            kind: acp::ToolKind::Execute,
+            kind: ToolKind::Execute,
             title: format!("Run `{first_line}`"),
             locations: vec![],
             needs: Needs::Command(a.command.trim().to_string()),
@@ -64,7 +64,7 @@ async fn run_local(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolErr
         if last_sent.elapsed() >= OUTPUT_EVERY
             && let Some(text) = pending.take()
         {
-            cx.updates.show(vec![acp::ToolCallContent::from(acp::ContentBlock::from(text))], false).await;
+            cx.updates.show(vec![ToolContent::Text(text)], false).await;
             last_sent = tokio::time::Instant::now();
         }
     }

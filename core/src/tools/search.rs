@@ -1,6 +1,5 @@
 //! search: file contents matching a regular expression, with ripgrep's own crates.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use grep_regex::RegexMatcher;
 use grep_searcher::Searcher;
@@ -11,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::walk::{self, blocking, check, check_root, glob_matcher, skip};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
+use crate::event::ToolKind;
 use crate::provider::ToolSpec;
 
 const SEARCH_MAX: usize = 200;
@@ -43,7 +43,7 @@ impl Tool for Search {
         let root = jail.resolve(a.path.as_deref().unwrap_or("."))?;
         let scope = display(&root, jail);
         Ok(Announce {
-            kind: acp::ToolKind::Search,
+            kind: ToolKind::Search,
             title: if scope.is_empty() {
                 format!("Search /{}/", a.pattern)
             } else {

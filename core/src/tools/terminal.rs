@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::shell::{Args, Ended, outcome, secret_vars};
 use super::{Output, ToolContext, ToolError, parse_args};
 use crate::editor::{EditorClient, EditorError};
+use crate::event::ToolContent;
 
 /// Runs the command in a client terminal, embedded in the call's card as soon as it exists.
 pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError> {
@@ -31,7 +32,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError
         Err(e) => return Err(ToolError::Failed(format!("the editor could not start a terminal: {e}"))),
     };
     // On screen before the command can finish and the terminal be released.
-    cx.updates.show(vec![acp::ToolCallContent::Terminal(acp::Terminal::new(terminal_id.clone()))], true).await;
+    cx.updates.show(vec![ToolContent::Terminal(terminal_id.clone())], true).await;
 
     let ended = tokio::select! {
         biased;
@@ -83,7 +84,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError
     }
     for_model.push_str(&format!("[{summary}]"));
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "terminalId": terminal_id, "truncated": truncated });
-    let content = vec![acp::ToolCallContent::Terminal(acp::Terminal::new(terminal_id))];
+    let content = vec![ToolContent::Terminal(terminal_id)];
     Ok(Output { for_model, content, raw, ok })
 }
 

@@ -1,11 +1,11 @@
 //! update_plan: the model's checklist, shown to the user as a `plan` update.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
+use crate::event::{PlanItem, PlanPriority, PlanStatus, ToolKind};
 use crate::provider::ToolSpec;
 
 #[derive(Deserialize)]
@@ -37,18 +37,13 @@ impl Tool for UpdatePlan {
     }
 
     fn announce(&self, _args: &Value, _jail: &Jail) -> Result<Announce, ToolError> {
-        Ok(Announce {
-            kind: acp::ToolKind::Think,
-            title: "Update plan".into(),
-            locations: vec![],
-            needs: Needs::Nothing,
-        })
+        Ok(Announce { kind: ToolKind::Think, title: "Update plan".into(), locations: vec![], needs: Needs::Nothing })
     }
 
     fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let plan = plan(args)?;
-            let count = plan.entries.len();
+            let count = plan.len();
             cx.updates.plan(plan).await;
             Ok(Output::text(format!("Plan updated ({count} entries)"), json!({ "entries": count })))
         })
@@ -56,26 +51,26 @@ impl Tool for UpdatePlan {
 }
 
 /// The full plan to send.
-fn plan(args: &Value) -> Result<acp::Plan, ToolError> {
+fn plan(args: &Value) -> Result<Vec<PlanItem>, ToolError> {
     let a: PlanArgs = parse_args("update_plan", args)?;
     let mut entries = Vec::with_capacity(a.entries.len());
     for e in a.entries {
         let priority = match e.priority.as_deref().unwrap_or("medium") {
-            "high" => acp::PlanEntryPriority::High,
-            "low" => acp::PlanEntryPriority::Low,
-            _ => acp::PlanEntryPriority::Medium,
+            "high" => PlanPriority::High,
+            "low" => PlanPriority::Low,
+            _ => PlanPriority::Medium,
         };
         let status = match e.status.as_str() {
-            "pending" => acp::PlanEntryStatus::Pending,
-            "in_progress" => acp::PlanEntryStatus::InProgress,
-            "completed" => acp::PlanEntryStatus::Completed,
+            "pending" => PlanStatus::Pending,
+            "in_progress" => PlanStatus::InProgress,
+            "completed" => PlanStatus::Completed,
             other => {
                 return Err(ToolError::Failed(format!(
                     "unknown plan status `{other}` (pending, in_progress, completed)"
                 )));
             }
         };
-        entries.push(acp::PlanEntry::new(e.content, priority, status));
+        entries.push(PlanItem { content: e.content, priority, status });
     }
-    Ok(acp::Plan::new(entries))
+    Ok(entries)
 }

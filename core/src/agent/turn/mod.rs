@@ -24,12 +24,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::accounting;
 use super::commands::{self, Command};
-use super::outbox::{emit, record_message, text_chunk};
+use super::outbox::{agent_note, emit, record_message};
 use super::session::{Session, TurnClaim};
 use crate::agent::error::AgentError;
 use crate::agent::outbox::Outbox;
 use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
+use crate::event::{Event, StopReason};
 use crate::provider::{ChatMessage, FinishReason};
 use crate::rpc::Peer;
 use crate::store::batch::Record;
@@ -108,13 +109,12 @@ impl Turn {
     }
 
     /// Runs the turn to its one stop reason.
-    pub async fn run(self, prompt: UserPrompt) -> Result<acp::StopReason, AgentError> {
+    pub async fn run(self, prompt: UserPrompt) -> Result<StopReason, AgentError> {
         let command = commands::parse(&prompt.text);
         let user_id = uuid::Uuid::new_v4().to_string();
         for block in prompt.blocks {
-            let chunk = acp::ContentChunk::new(block).message_id(acp::MessageId::new(user_id.clone()));
-            emit(&self.outbox, &self.session, Some(self.number), &acp::SessionUpdate::UserMessageChunk(chunk), false)
-                .await;
+            let chunk = Event::UserChunk { message_id: user_id.clone(), content: block };
+            emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
         }
         self.announce_title(&prompt.text).await;
 
@@ -135,15 +135,15 @@ impl Turn {
             }
         };
         // A cancel that raced the end of the stream still wins: the client was promised `cancelled`.
-        let outcome = if self.cancel.is_cancelled() { Ok(acp::StopReason::Cancelled) } else { outcome };
-        if let Ok(acp::StopReason::Refusal) = outcome {
+        let outcome = if self.cancel.is_cancelled() { Ok(StopReason::Cancelled) } else { outcome };
+        if let Ok(StopReason::Refusal) = outcome {
             // The protocol says the client drops the refused prompt; so does the model's context.
             let mut state = self.session.state();
             if let Some(pos) = state.history.iter().rposition(|m| m.role == crate::provider::Role::User) {
                 state.history.truncate(pos);
             }
         }
-        let stop_reason = outcome.as_ref().ok().and_then(|r| serde_json::to_value(r).ok()?.as_str().map(String::from));
+        let stop_reason = outcome.as_ref().ok().map(|r| r.as_str().to_string());
         self.outbox
             .push(Record::TurnEnd {
                 session_id: self.session.id.clone(),
@@ -160,13 +160,13 @@ impl Turn {
     }
 
     /// Stores and sends one update of this turn. `false` once the connection is gone.
-    async fn emit(&self, update: acp::SessionUpdate) -> bool {
-        emit(&self.outbox, &self.session, Some(self.number), &update, true).await
+    async fn emit(&self, event: Event) -> bool {
+        emit(&self.outbox, &self.session, Some(self.number), &event, true).await
     }
 
     /// A message to the user in the agent's voice (its own message id).
     async fn say(&self, text: String) -> bool {
-        self.emit(acp::SessionUpdate::AgentMessageChunk(text_chunk(text, &uuid::Uuid::new_v4().to_string()))).await
+        self.emit(agent_note(text)).await
     }
 
     /// The turn proper: a command, or the user's message through the agent loop.
@@ -175,7 +175,7 @@ impl Turn {
         command: Option<Command>,
         text: String,
         images: Vec<crate::provider::ImageRef>,
-    ) -> Result<acp::StopReason, AgentError> {
+    ) -> Result<StopReason, AgentError> {
         let text = match command {
             Some(Command::Compact) => return self.compact().await,
             // A command becomes the instruction it stands for; the client still shows what was typed.
@@ -206,8 +206,7 @@ impl Turn {
             title
         };
         self.outbox.push(Record::Title { session_id: self.session.id.clone(), title: title.clone() }).await;
-        let info = acp::SessionInfoUpdate::new().title(title).updated_at(now_rfc3339());
-        self.emit(acp::SessionUpdate::SessionInfoUpdate(info)).await;
+        self.emit(Event::SessionInfo { title, updated_at: now_rfc3339() }).await;
     }
 
     /// The tools this turn offers: the built-ins the session's agent alias enables, and its
@@ -218,7 +217,7 @@ impl Turn {
     }
 
     /// Model → tool calls → results → model … until the model stops asking for tools.
-    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<acp::StopReason, AgentError> {
+    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<StopReason, AgentError> {
         let registry = self.registry();
         let specs = registry.specs();
         let mut calls_made = 0u32;
@@ -226,7 +225,7 @@ impl Turn {
             let spent = self.session.state().spent;
             if let Some(why) = accounting::exhausted(spent, &self.config) {
                 self.say(why).await;
-                return Ok(acp::StopReason::MaxTokens);
+                return Ok(StopReason::MaxTokens);
             }
             let mut text = String::new();
             let request = ModelRequest { model, messages: &messages, specs: &specs, text_as: TextAs::Message };
@@ -237,7 +236,7 @@ impl Turn {
                     if !text.is_empty() {
                         self.remember(&mut messages, ChatMessage::assistant(text, Vec::new())).await;
                     }
-                    return other.map(|_| acp::StopReason::Cancelled);
+                    return other.map(|_| StopReason::Cancelled);
                 }
             };
             let mut assistant = ChatMessage::assistant(text, step.tool_calls.clone());
@@ -247,9 +246,9 @@ impl Turn {
             }
             if step.tool_calls.is_empty() {
                 return Ok(match step.finish {
-                    Some(FinishReason::Length) => acp::StopReason::MaxTokens,
-                    Some(FinishReason::ContentFilter) => acp::StopReason::Refusal,
-                    _ => acp::StopReason::EndTurn,
+                    Some(FinishReason::Length) => StopReason::MaxTokens,
+                    Some(FinishReason::ContentFilter) => StopReason::Refusal,
+                    _ => StopReason::EndTurn,
                 });
             }
             let mut cancelled = false;
@@ -270,10 +269,10 @@ impl Turn {
                 self.remember(&mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
             }
             if cancelled {
-                return Ok(acp::StopReason::Cancelled);
+                return Ok(StopReason::Cancelled);
             }
         }
-        Ok(acp::StopReason::MaxTurnRequests)
+        Ok(StopReason::MaxTurnRequests)
     }
 
     /// Appends to the model context, in memory and in the store.

@@ -4,12 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use agent_client_protocol_schema::v1 as acp;
-
 use super::Turn;
 use crate::agent::accounting;
 use crate::agent::error::AgentError;
-use crate::agent::outbox::text_chunk;
+use crate::event::Event;
 use crate::provider::{
     ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, ToolSpec,
     start_chat,
@@ -86,13 +84,11 @@ impl Turn {
                 Some(Ok(ModelEvent::Text(t))) => {
                     text.push_str(&t);
                     match request.text_as {
-                        TextAs::Message => acp::SessionUpdate::AgentMessageChunk(text_chunk(t, &message_id)),
-                        TextAs::Compaction(id) => acp::SessionUpdate::CompactionSummaryChunk(
-                            acp::CompactionSummaryChunk::new(id.to_string(), acp::ContentBlock::from(t)),
-                        ),
+                        TextAs::Message => Event::MessageChunk { message_id: message_id.clone(), text: t },
+                        TextAs::Compaction(id) => Event::CompactionChunk { compaction_id: id.to_string(), text: t },
                     }
                 }
-                Some(Ok(ModelEvent::Reasoning(r))) => acp::SessionUpdate::AgentThoughtChunk(text_chunk(r, &thought_id)),
+                Some(Ok(ModelEvent::Reasoning(r))) => Event::ThoughtChunk { message_id: thought_id.clone(), text: r },
                 Some(Ok(ModelEvent::Finish(reason))) => {
                     step.finish = Some(reason);
                     continue;
@@ -101,9 +97,9 @@ impl Turn {
                     step.thinking.push(block);
                     continue;
                 }
-                Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => acp::SessionUpdate::UsageUpdate(
-                    accounting::record(&self.session, &self.config, input_tokens, output_tokens),
-                ),
+                Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
+                    Event::Usage(accounting::record(&self.session, &self.config, input_tokens, output_tokens))
+                }
                 Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
                     let entry = fragments.entry(index).or_default();
                     if let Some(id) = id.filter(|i| !i.is_empty()) {

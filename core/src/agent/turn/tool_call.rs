@@ -2,11 +2,11 @@
 //! run it, and report how it ended. Reject is not cancel: a rejected call goes back to the
 //! model as declined; a cancel (or a `cancelled` answer) ends the turn.
 
-use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
 
 use super::Turn;
 use crate::agent::permission::{self, Decision, Question};
+use crate::event::{Event, PlanItem, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::tools::{Announce, Registry, Tool, ToolContext, ToolError, Updates};
 
@@ -17,38 +17,38 @@ struct Card<'a> {
 }
 
 impl Updates for Card<'_> {
-    fn show(&self, content: Vec<acp::ToolCallContent>, on_screen: bool) -> BoxFuture<'_, ()> {
+    fn show(&self, content: Vec<ToolContent>, on_screen: bool) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            self.turn.tool_update(self.id, acp::ToolCallUpdateFields::new().content(content)).await;
+            self.turn.tool_update(ToolPatch::new(self.id).content(content)).await;
             if on_screen {
                 self.turn.outbox.flush().await;
             }
         })
     }
 
-    fn plan(&self, plan: acp::Plan) -> BoxFuture<'_, ()> {
+    fn plan(&self, plan: Vec<PlanItem>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            self.turn.emit(acp::SessionUpdate::Plan(plan)).await;
+            self.turn.emit(Event::Plan(plan)).await;
         })
     }
 }
 
-fn failed(message: &str) -> acp::ToolCallUpdateFields {
-    acp::ToolCallUpdateFields::new()
-        .status(acp::ToolCallStatus::Failed)
-        .content(vec![acp::ToolCallContent::from(acp::ContentBlock::from(message.to_string()))])
+fn failed(id: &str, message: &str) -> ToolPatch {
+    ToolPatch::new(id)
+        .status(ToolStatus::Failed)
+        .content(vec![ToolContent::Text(message.to_string())])
         .raw_output(serde_json::json!({ "error": message }))
 }
 
 impl Turn {
-    async fn tool_update(&self, id: &str, fields: acp::ToolCallUpdateFields) -> bool {
-        self.emit(acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id.to_string(), fields))).await
+    async fn tool_update(&self, patch: ToolPatch) -> bool {
+        self.emit(Event::ToolChanged(patch)).await
     }
 
     /// Marks the card failed; the model reads the same message.
     async fn fail(&self, id: &str, error: &ToolError) -> Option<String> {
         let message = error.to_string();
-        self.tool_update(id, failed(&message)).await;
+        self.tool_update(failed(id, &message)).await;
         Some(format!("error: {message}"))
     }
 
@@ -69,15 +69,11 @@ impl Turn {
         };
         let (title, kind, locations) = match &announced {
             Ok(a) => (a.title.clone(), a.kind, a.locations.clone()),
-            Err(_) => (name.to_string(), acp::ToolKind::Other, vec![]),
+            Err(_) => (name.to_string(), ToolKind::Other, vec![]),
         };
-        let card = acp::ToolCall::new(id.clone(), title)
-            .name(name.to_string())
-            .kind(kind)
-            .status(acp::ToolCallStatus::Pending)
-            .locations(locations)
-            .raw_input(args.clone());
-        self.emit(acp::SessionUpdate::ToolCall(card)).await;
+        let card =
+            ToolStart { id: id.clone(), name: name.to_string(), title, kind, locations, raw_input: args.clone() };
+        self.emit(Event::ToolStarted(card)).await;
         let (tool, announce) = match (tool, announced) {
             (Some(tool), Ok(announce)) => (tool, announce),
             (_, Err(e)) => return self.fail(&id, &e).await,
@@ -97,15 +93,14 @@ impl Turn {
             Ok(Decision::Allow) => {}
             Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => return None,
             Ok(Decision::Reject(reason)) => {
-                self.tool_update(&id, failed(&format!("Not run: {reason}."))).await;
+                self.tool_update(failed(&id, &format!("Not run: {reason}."))).await;
                 return Some(format!(
                     "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
                 ));
             }
             Err(e) => return self.fail(&id, &e).await,
         }
-        let running = acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress);
-        if !self.tool_update(&id, running).await {
+        if !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
             return None;
         }
         let result = tool.run(&args, &cx).await;
@@ -114,10 +109,9 @@ impl Turn {
         }
         match result {
             Ok(output) => {
-                let status = if output.ok { acp::ToolCallStatus::Completed } else { acp::ToolCallStatus::Failed };
-                let fields =
-                    acp::ToolCallUpdateFields::new().status(status).content(output.content).raw_output(output.raw);
-                self.tool_update(&id, fields).await;
+                let status = if output.ok { ToolStatus::Completed } else { ToolStatus::Failed };
+                self.tool_update(ToolPatch::new(&id).status(status).content(output.content).raw_output(output.raw))
+                    .await;
                 Some(output.for_model)
             }
             Err(e) => self.fail(&id, &e).await,

@@ -1,0 +1,252 @@
+//! What the engine reports about a session, in no protocol version's words: the turn, the
+//! tools and the session handlers say *what happened* (a chunk of the answer, a tool call
+//! started, a plan, a mode change); [`v1`] alone says how ACP v1 spells it as a
+//! `session/update`. A v2 rendering goes beside it, and nothing that emits events changes.
+//!
+//! Rich content blocks (a prompt's image, an MCP resource) are carried as the schema's
+//! `ContentBlock`: v1 and v2 give them the same shape. Everything whose shape differs between
+//! the versions (diffs, tool calls, plans, config options) is Corvid's own type here.
+//!
+//! Stored sessions keep what was sent: the v1 payload (`store::batch::Record::Update`).
+
+pub mod v1;
+
+use std::path::PathBuf;
+
+use agent_client_protocol_schema::v1 as acp;
+use serde_json::Value;
+
+/// One thing a client is told about a session.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A block of the user's prompt (stored only: the client has it already).
+    UserChunk { message_id: String, content: acp::ContentBlock },
+    /// Text of the agent's answer.
+    MessageChunk { message_id: String, text: String },
+    /// Text of the model's reasoning.
+    ThoughtChunk { message_id: String, text: String },
+    /// A new tool call, pending.
+    ToolStarted(ToolStart),
+    /// A change to a tool call: only the fields that are set change.
+    ToolChanged(ToolPatch),
+    /// The model's whole plan, replacing the last one.
+    Plan(Vec<PlanItem>),
+    /// What a model request used, and the session's total.
+    Usage(Usage),
+    /// The session's title and when it was last active.
+    SessionInfo { title: String, updated_at: String },
+    /// The state of a `/compact`.
+    Compaction(Compaction),
+    /// Text of a compaction's summary as it streams.
+    CompactionChunk { compaction_id: String, text: String },
+    /// A warning for the user, apart from the conversation (an MCP server that failed).
+    Notice { title: String, description: String },
+    /// The slash commands the session offers.
+    Commands(Vec<Command>),
+    /// The session's settings and their current values.
+    ConfigOptions(Vec<ConfigSelect>),
+    /// The session's mode changed.
+    Mode(String),
+}
+
+/// How a tool call is shown when it starts.
+#[derive(Debug, Clone)]
+pub struct ToolStart {
+    pub id: String,
+    /// The tool's name, as the model called it.
+    pub name: String,
+    pub title: String,
+    pub kind: ToolKind,
+    pub locations: Vec<Location>,
+    pub raw_input: Value,
+}
+
+/// A change to a tool call (or, in a permission question, the call as it would run).
+#[derive(Debug, Clone, Default)]
+pub struct ToolPatch {
+    pub id: String,
+    pub title: Option<String>,
+    pub kind: Option<ToolKind>,
+    pub status: Option<ToolStatus>,
+    pub locations: Option<Vec<Location>>,
+    pub content: Option<Vec<ToolContent>>,
+    pub raw_input: Option<Value>,
+    pub raw_output: Option<Value>,
+}
+
+impl ToolPatch {
+    pub fn new(id: impl Into<String>) -> Self {
+        Self { id: id.into(), ..Self::default() }
+    }
+
+    pub fn status(mut self, status: ToolStatus) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub fn content(mut self, content: Vec<ToolContent>) -> Self {
+        self.content = Some(content);
+        self
+    }
+
+    pub fn raw_output(mut self, raw: Value) -> Self {
+        self.raw_output = Some(raw);
+        self
+    }
+}
+
+/// What sort of work a tool call does (clients pick icons by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Search,
+    Execute,
+    Think,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+}
+
+/// A file a tool call is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: Option<u32>,
+}
+
+/// What a tool call's card shows.
+#[derive(Debug, Clone)]
+pub enum ToolContent {
+    Text(String),
+    /// A rich block (an image, an embedded file).
+    Block(Box<acp::ContentBlock>),
+    /// A whole-file change; `old` is `None` for a new file.
+    Diff {
+        path: PathBuf,
+        old: Option<String>,
+        new: String,
+    },
+    /// A terminal the client runs, by its id.
+    Terminal(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct PlanItem {
+    pub content: String,
+    pub priority: PlanPriority,
+    pub status: PlanStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanPriority {
+    High,
+    Medium,
+    Low,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// Token use after a model request.
+#[derive(Debug, Clone)]
+pub struct Usage {
+    /// Tokens in the context after the request (what was sent plus the answer).
+    pub used: u64,
+    /// The context window.
+    pub size: u64,
+    /// The session's running cost, when prices are configured.
+    pub cost: Option<Cost>,
+    /// Every token the session has sent and received (what its budget counts).
+    pub session_tokens: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cost {
+    pub amount: f64,
+    pub currency: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    pub id: String,
+    pub status: CompactionStatus,
+    pub error: Option<String>,
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionStatus {
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// A slash command.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// What to type after it, when it takes input.
+    pub hint: Option<&'static str>,
+}
+
+/// A session setting offered as a choice among values.
+#[derive(Debug, Clone)]
+pub struct ConfigSelect {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub category: ConfigCategory,
+    pub current: String,
+    pub choices: Vec<Choice>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigCategory {
+    Mode,
+    Model,
+    ThoughtLevel,
+}
+
+/// One value of a [`ConfigSelect`].
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// Why a prompt turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    EndTurn,
+    MaxTokens,
+    MaxTurnRequests,
+    Refusal,
+    Cancelled,
+}
+
+impl StopReason {
+    /// The name stored with the turn (the same words as ACP v1's).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::MaxTurnRequests => "max_turn_requests",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Events as ACP v1 spells them: the `session/update` payloads, and the pieces of v1
+//! responses and requests built from the same types (config options, a permission question's
+//! tool call). Nothing else in Corvid builds a v1 `SessionUpdate`.
+
+use agent_client_protocol_schema::v1 as acp;
+
+use super::{
+    Choice, Command, Compaction, CompactionStatus, ConfigCategory, ConfigSelect, Event, Location, PlanItem,
+    PlanPriority, PlanStatus, StopReason, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus, Usage,
+};
+
+/// The `update` of a `session/update`, serialized. Tool calls are spelled out where the
+/// crate omits defaults: a new call says `"status":"pending"`, and a diff of a new file says
+/// `"oldText":null`, so clients that do not apply the schema's defaults still render them right.
+pub fn payload(event: &Event) -> serde_json::Result<String> {
+    let update = session_update(event);
+    if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_)) {
+        return serde_json::to_string(&update);
+    }
+    let mut value = serde_json::to_value(&update)?;
+    if let Some(obj) = value.as_object_mut() {
+        if obj.get("sessionUpdate").and_then(|v| v.as_str()) == Some("tool_call") {
+            obj.entry("status").or_insert_with(|| "pending".into());
+        }
+        if let Some(content) = obj.get_mut("content").and_then(|c| c.as_array_mut()) {
+            for item in content.iter_mut().filter_map(|i| i.as_object_mut()) {
+                if item.get("type").and_then(|t| t.as_str()) == Some("diff") {
+                    item.entry("oldText").or_insert(serde_json::Value::Null);
+                }
+            }
+        }
+    }
+    serde_json::to_string(&value)
+}
+
+/// The v1 `SessionUpdate` of an event.
+pub fn session_update(event: &Event) -> acp::SessionUpdate {
+    match event {
+        Event::UserChunk { message_id, content } => {
+            acp::SessionUpdate::UserMessageChunk(chunk(content.clone(), message_id))
+        }
+        Event::MessageChunk { message_id, text } => {
+            acp::SessionUpdate::AgentMessageChunk(chunk(acp::ContentBlock::from(text.clone()), message_id))
+        }
+        Event::ThoughtChunk { message_id, text } => {
+            acp::SessionUpdate::AgentThoughtChunk(chunk(acp::ContentBlock::from(text.clone()), message_id))
+        }
+        Event::ToolStarted(start) => acp::SessionUpdate::ToolCall(tool_call(start)),
+        Event::ToolChanged(patch) => acp::SessionUpdate::ToolCallUpdate(tool_call_update(patch)),
+        Event::Plan(items) => acp::SessionUpdate::Plan(acp::Plan::new(items.iter().map(plan_entry).collect())),
+        Event::Usage(usage) => acp::SessionUpdate::UsageUpdate(usage_update(usage)),
+        Event::SessionInfo { title, updated_at } => acp::SessionUpdate::SessionInfoUpdate(
+            acp::SessionInfoUpdate::new().title(title.clone()).updated_at(updated_at.clone()),
+        ),
+        Event::Compaction(compaction) => acp::SessionUpdate::CompactionUpdate(compaction_update(compaction)),
+        Event::CompactionChunk { compaction_id, text } => acp::SessionUpdate::CompactionSummaryChunk(
+            acp::CompactionSummaryChunk::new(compaction_id.clone(), acp::ContentBlock::from(text.clone())),
+        ),
+        Event::Notice { title, description } => acp::SessionUpdate::Notice(
+            acp::Notice::new(acp::NoticeSeverity::Warning, title.clone()).description(description.clone()),
+        ),
+        Event::Commands(commands) => acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(
+            commands.iter().map(command).collect(),
+        )),
+        Event::ConfigOptions(options) => {
+            acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(config_options(options)))
+        }
+        Event::Mode(mode) => acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.clone())),
+    }
+}
+
+pub fn stop_reason(reason: StopReason) -> acp::StopReason {
+    match reason {
+        StopReason::EndTurn => acp::StopReason::EndTurn,
+        StopReason::MaxTokens => acp::StopReason::MaxTokens,
+        StopReason::MaxTurnRequests => acp::StopReason::MaxTurnRequests,
+        StopReason::Refusal => acp::StopReason::Refusal,
+        StopReason::Cancelled => acp::StopReason::Cancelled,
+    }
+}
+
+fn chunk(content: acp::ContentBlock, message_id: &str) -> acp::ContentChunk {
+    acp::ContentChunk::new(content).message_id(acp::MessageId::new(message_id.to_string()))
+}
+
+fn tool_call(start: &ToolStart) -> acp::ToolCall {
+    acp::ToolCall::new(start.id.clone(), start.title.clone())
+        .name(start.name.clone())
+        .kind(tool_kind(start.kind))
+        .status(acp::ToolCallStatus::Pending)
+        .locations(start.locations.iter().map(location).collect())
+        .raw_input(start.raw_input.clone())
+}
+
+/// A tool call patch as v1's `ToolCallUpdate` (also the tool call of a permission question).
+pub fn tool_call_update(patch: &ToolPatch) -> acp::ToolCallUpdate {
+    let mut fields = acp::ToolCallUpdateFields::new();
+    if let Some(title) = &patch.title {
+        fields = fields.title(title.clone());
+    }
+    if let Some(kind) = patch.kind {
+        fields = fields.kind(tool_kind(kind));
+    }
+    if let Some(status) = patch.status {
+        fields = fields.status(tool_status(status));
+    }
+    if let Some(locations) = &patch.locations {
+        fields = fields.locations(locations.iter().map(location).collect::<Vec<_>>());
+    }
+    if let Some(raw_input) = &patch.raw_input {
+        fields = fields.raw_input(raw_input.clone());
+    }
+    if let Some(content) = &patch.content {
+        fields = fields.content(content.iter().map(tool_content).collect::<Vec<_>>());
+    }
+    if let Some(raw_output) = &patch.raw_output {
+        fields = fields.raw_output(raw_output.clone());
+    }
+    acp::ToolCallUpdate::new(patch.id.clone(), fields)
+}
+
+fn tool_kind(kind: ToolKind) -> acp::ToolKind {
+    match kind {
+        ToolKind::Read => acp::ToolKind::Read,
+        ToolKind::Edit => acp::ToolKind::Edit,
+        ToolKind::Search => acp::ToolKind::Search,
+        ToolKind::Execute => acp::ToolKind::Execute,
+        ToolKind::Think => acp::ToolKind::Think,
+        ToolKind::Other => acp::ToolKind::Other,
+    }
+}
+
+fn tool_status(status: ToolStatus) -> acp::ToolCallStatus {
+    match status {
+        ToolStatus::Pending => acp::ToolCallStatus::Pending,
+        ToolStatus::Running => acp::ToolCallStatus::InProgress,
+        ToolStatus::Completed => acp::ToolCallStatus::Completed,
+        ToolStatus::Failed => acp::ToolCallStatus::Failed,
+    }
+}
+
+fn location(l: &Location) -> acp::ToolCallLocation {
+    acp::ToolCallLocation::new(l.path.clone()).line(l.line)
+}
+
+fn tool_content(content: &ToolContent) -> acp::ToolCallContent {
+    match content {
+        ToolContent::Text(text) => acp::ToolCallContent::from(acp::ContentBlock::from(text.clone())),
+        ToolContent::Block(block) => acp::ToolCallContent::from(block.as_ref().clone()),
+        ToolContent::Diff { path, old, new } => {
+            acp::ToolCallContent::from(acp::Diff::new(path.clone(), new.clone()).old_text(old.clone()))
+        }
+        ToolContent::Terminal(id) => acp::ToolCallContent::Terminal(acp::Terminal::new(id.clone())),
+    }
+}
+
+fn plan_entry(item: &PlanItem) -> acp::PlanEntry {
+    let priority = match item.priority {
+        PlanPriority::High => acp::PlanEntryPriority::High,
+        PlanPriority::Medium => acp::PlanEntryPriority::Medium,
+        PlanPriority::Low => acp::PlanEntryPriority::Low,
+    };
+    let status = match item.status {
+        PlanStatus::Pending => acp::PlanEntryStatus::Pending,
+        PlanStatus::InProgress => acp::PlanEntryStatus::InProgress,
+        PlanStatus::Completed => acp::PlanEntryStatus::Completed,
+    };
+    acp::PlanEntry::new(item.content.clone(), priority, status)
+}
+
+/// The session's running total travels in the update itself (`cost`, and the token total
+/// under `_meta.corvid.sessionTokens`), so the stored updates alone restore it on load
+/// (`agent::accounting::spent_from`).
+fn usage_update(usage: &Usage) -> acp::UsageUpdate {
+    let mut update = acp::UsageUpdate::new(usage.used, usage.size);
+    if let Some(cost) = &usage.cost {
+        update = update.cost(acp::Cost::new(cost.amount, cost.currency.clone()));
+    }
+    let mut meta = serde_json::Map::new();
+    meta.insert("corvid".into(), serde_json::json!({ "sessionTokens": usage.session_tokens }));
+    update.meta(meta)
+}
+
+fn compaction_update(c: &Compaction) -> acp::CompactionUpdate {
+    let status = match c.status {
+        CompactionStatus::Running => acp::CompactionStatus::InProgress,
+        CompactionStatus::Completed => acp::CompactionStatus::Completed,
+        CompactionStatus::Failed => acp::CompactionStatus::Failed,
+        CompactionStatus::Cancelled => acp::CompactionStatus::Cancelled,
+    };
+    let mut update = acp::CompactionUpdate::new(c.id.clone(), status);
+    if let Some(error) = &c.error {
+        update = update.error(error.clone());
+    }
+    if let Some(summary) = &c.summary {
+        update = update.summary(vec![acp::ContentBlock::from(summary.clone())]);
+    }
+    update
+}
+
+fn command(c: &Command) -> acp::AvailableCommand {
+    let command = acp::AvailableCommand::new(c.name, c.description);
+    match c.hint {
+        Some(hint) => command.input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(hint))),
+        None => command,
+    }
+}
+
+/// The session's settings as v1 config options (in `session/new`, `session/load` and
+/// `session/set_config_option` answers, and in `config_option_update`).
+pub fn config_options(options: &[ConfigSelect]) -> Vec<acp::SessionConfigOption> {
+    options.iter().map(config_option).collect()
+}
+
+fn config_option(o: &ConfigSelect) -> acp::SessionConfigOption {
+    let choices: Vec<_> = o.choices.iter().map(choice).collect();
+    let category = match o.category {
+        ConfigCategory::Mode => acp::SessionConfigOptionCategory::Mode,
+        ConfigCategory::Model => acp::SessionConfigOptionCategory::Model,
+        ConfigCategory::ThoughtLevel => acp::SessionConfigOptionCategory::ThoughtLevel,
+    };
+    acp::SessionConfigOption::select(o.id, o.name, o.current.clone(), choices)
+        .category(category)
+        .description(o.description.to_string())
+}
+
+fn choice(c: &Choice) -> acp::SessionConfigSelectOption {
+    let option = acp::SessionConfigSelectOption::new(c.id.clone(), c.name.clone());
+    match &c.description {
+        Some(d) => option.description(d.clone()),
+        None => option,
+    }
+}
