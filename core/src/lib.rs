@@ -10,6 +10,7 @@ pub mod config_file;
 pub mod editor;
 pub mod mcp;
 pub mod provider;
+pub mod roots;
 pub mod rpc;
 pub mod store;
 pub mod tools;

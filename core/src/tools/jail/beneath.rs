@@ -27,12 +27,7 @@ impl Jail {
     /// Opens the checked, canonical `resolved` from the root that holds it, one component at
     /// a time, never following a symlink (see the module comment).
     pub(super) fn open_beneath(&self, resolved: &Path, how: Open, shown: &str) -> Result<File, JailError> {
-        let root = self
-            .roots
-            .iter()
-            .filter(|r| resolved.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
-            .ok_or_else(|| self.outside(shown))?;
+        let root = self.roots.holding(resolved).ok_or_else(|| self.outside(shown))?;
         let parts: Vec<&OsStr> = match resolved.strip_prefix(root) {
             Ok(rel) => rel.components().map(|c| c.as_os_str()).collect(),
             Err(_) => return Err(self.outside(shown)),
@@ -48,10 +43,10 @@ impl Jail {
             if how != Open::Dir {
                 return Err(JailError::Io { path: shown.to_string(), reason: "is a directory".into() });
             }
-            let fd = nix::fcntl::open(root.as_path(), last_flags, Mode::empty()).map_err(|e| failed(shown, e))?;
+            let fd = nix::fcntl::open(root, last_flags, Mode::empty()).map_err(|e| failed(shown, e))?;
             return Ok(File::from(fd));
         };
-        let mut dir: OwnedFd = nix::fcntl::open(root.as_path(), search, Mode::empty()).map_err(|e| failed(shown, e))?;
+        let mut dir: OwnedFd = nix::fcntl::open(root, search, Mode::empty()).map_err(|e| failed(shown, e))?;
         for part in dirs {
             dir = match openat(&dir, *part, search, Mode::empty()) {
                 Ok(fd) => fd,

@@ -23,6 +23,8 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use beneath::Open;
+
+use crate::roots::Roots;
 pub use beneath::same_dir;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -41,26 +43,25 @@ pub enum JailError {
 
 #[derive(Debug, Clone)]
 pub struct Jail {
-    /// Canonical roots; the first is the session cwd.
-    roots: Vec<PathBuf>,
+    roots: Roots,
     forbidden: Vec<PathBuf>,
 }
 
 impl Jail {
-    pub fn new(roots: Vec<PathBuf>, forbidden: Vec<PathBuf>) -> Self {
+    pub fn new(roots: Roots, forbidden: Vec<PathBuf>) -> Self {
         let forbidden = forbidden::canonical(forbidden);
         Self { roots, forbidden }
     }
 
     pub fn cwd(&self) -> &Path {
-        &self.roots[0]
+        self.roots.cwd()
     }
 
     fn check(&self, canonical: &Path, shown: &str) -> Result<(), JailError> {
         if let Some(f) = self.forbidden.iter().find(|f| canonical.starts_with(f)) {
             return Err(JailError::Forbidden(shown.to_string(), f.display().to_string()));
         }
-        if !self.roots.iter().any(|r| canonical.starts_with(r)) {
+        if !self.roots.contains(canonical) {
             return Err(self.outside(shown));
         }
         Ok(())

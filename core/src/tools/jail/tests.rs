@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use super::beneath::Open;
 use super::*;
+use crate::roots::Roots;
 
 fn tree() -> (PathBuf, PathBuf, Jail) {
     let base = std::env::temp_dir().join(format!("corvid-jail-{}", uuid::Uuid::new_v4()));
@@ -18,7 +19,7 @@ fn tree() -> (PathBuf, PathBuf, Jail) {
     std::fs::write(outside.join("secret.txt"), "s").expect("write");
     let root = std::fs::canonicalize(root).expect("canon");
     let outside = std::fs::canonicalize(outside).expect("canon");
-    let jail = Jail::new(vec![root.clone()], vec![root.join("forbidden")]);
+    let jail = Jail::new(Roots::new(root.clone(), Vec::new()), vec![root.join("forbidden")]);
     (root, outside, jail)
 }
 
