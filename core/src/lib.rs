@@ -11,6 +11,7 @@ pub mod editor;
 pub mod event;
 pub mod mcp;
 pub mod provider;
+pub mod roots;
 pub mod rpc;
 pub mod store;
 pub mod tools;

@@ -12,13 +12,14 @@ mod tree;
 
 use std::path::{Component, Path};
 
+use corvid_core::roots::Roots;
 use corvid_core::tools::Jail;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let t = tree::tree();
     let path = String::from_utf8_lossy(data).replace('@', &t.base.to_string_lossy());
-    let jail = Jail::new(vec![t.root.clone(), t.root2.clone()], vec![t.forbidden.clone()]);
+    let jail = Jail::new(Roots::new(t.root.clone(), vec![t.root2.clone()]), vec![t.forbidden.clone()]);
     let Ok(resolved) = jail.resolve(&path) else { return };
     let why = |what: &str| format!("{path:?} resolved to {resolved:?}, {what}");
     assert!(resolved.is_absolute(), "{}", why("not absolute"));

@@ -14,6 +14,7 @@ use arbitrary::Arbitrary;
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE};
 use corvid_core::agent::fuzzing::prompt_content;
+use corvid_core::roots::Roots;
 use corvid_core::rpc::RpcError;
 use corvid_core::tools::Jail;
 use libfuzzer_sys::fuzz_target;
@@ -177,7 +178,7 @@ fuzz_target!(|input: Input| {
     let uploads = t.base.join("uploads");
     let _ = std::fs::remove_dir_all(&uploads);
     let outside_before = tree::listing(&t.outside);
-    let jail = Jail::new(vec![t.root.clone()], vec![t.forbidden.clone()]);
+    let jail = Jail::new(Roots::new(t.root.clone(), Vec::new()), vec![t.forbidden.clone()]);
     let shown = percent_decoded(&params.to_string());
     let result = prompt_content(params, &uploads, &jail);
     assert_eq!(tree::listing(&t.outside), outside_before, "something was written outside");

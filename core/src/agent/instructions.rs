@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::roots::Roots;
+
 /// Largest AGENTS.md content taken from one file.
 const AGENTS_MD_MAX: usize = 64 * 1024;
 
@@ -15,15 +17,15 @@ const BASE: &str = "You are Corvid, a coding agent working in the user's project
 - The user may decline a tool call; respect that and do not retry it unchanged.
 - Answer concisely, in Markdown.";
 
-/// The system prompt for a session rooted at `roots` (the first is the cwd).
-pub fn system_prompt(roots: &[PathBuf]) -> String {
+/// The system prompt for a session rooted at `roots`.
+pub fn system_prompt(roots: &Roots) -> String {
     let mut prompt = String::from(BASE);
-    prompt.push_str(&format!("\n\nWorking directory: {}", roots[0].display()));
-    if roots.len() > 1 {
-        let more: Vec<String> = roots[1..].iter().map(|r| r.display().to_string()).collect();
+    prompt.push_str(&format!("\n\nWorking directory: {}", roots.cwd().display()));
+    if !roots.additional().is_empty() {
+        let more: Vec<String> = roots.additional().iter().map(|r| r.display().to_string()).collect();
         prompt.push_str(&format!("\nAlso in the workspace: {}", more.join(", ")));
     }
-    for (path, text) in agents_md(&roots[0]) {
+    for (path, text) in agents_md(roots.cwd()) {
         prompt.push_str(&format!("\n\n# Project instructions from {}\n\n{}", path.display(), text.trim()));
     }
     prompt
@@ -66,7 +68,7 @@ mod tests {
         std::fs::write(cwd.join("AGENTS.md"), "app rules").expect("write");
         let found: Vec<String> = agents_md(&cwd).into_iter().map(|(_, t)| t).collect();
         assert_eq!(found, vec!["root rules", "app rules"]);
-        let prompt = system_prompt(&[cwd]);
+        let prompt = system_prompt(&Roots::new(cwd, Vec::new()));
         assert!(prompt.contains("root rules") && prompt.contains("app rules") && !prompt.contains("NOT-IN-REPO"));
     }
 }

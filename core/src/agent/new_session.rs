@@ -13,6 +13,7 @@ use super::params::parse;
 use super::session::Session;
 use super::{Agent, AgentError, commands, modes, requested_agent, to_value};
 use crate::event::{Event, v1};
+use crate::roots::Roots;
 use crate::rpc::RequestContext;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
@@ -57,20 +58,17 @@ impl Agent {
         let requested = requested_agent(M, &mut params)?;
         let req: acp::NewSessionRequest = parse(M, params)?;
         self.check_session_limit(M, None)?;
-        let mut roots = vec![existing_dir(M, "cwd", &req.cwd)?];
-        for (i, dir) in req.additional_directories.iter().enumerate() {
-            roots.push(existing_dir(M, &format!("additionalDirectories[{i}]"), dir)?);
-        }
+        let roots = existing_roots(M, &req.cwd, &req.additional_directories)?;
         let agent = self.choose_agent(M, requested, None)?;
         let source = self.model_source(agent.as_ref()).await?;
         let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source, agent));
         let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
-        let dirs: Vec<String> = session.roots[1..].iter().map(|p| p.display().to_string()).collect();
+        let dirs: Vec<String> = session.roots.additional().iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();
         self.outbox
             .push(Record::NewSession {
                 id: session.id.clone(),
-                cwd: session.roots[0].display().to_string(),
+                cwd: session.roots.cwd().display().to_string(),
                 additional_directories: serde_json::to_string(&dirs).unwrap_or_else(|_| "[]".into()),
                 model,
                 agent: session.agent.as_ref().map(|(alias, _)| alias.clone()),
@@ -85,7 +83,7 @@ impl Agent {
         // The session is durable before the client learns its id.
         self.outbox.flush().await;
         self.sessions.insert(session.clone());
-        tracing::info!(session_id = %session.id, cwd = %session.roots[0].display(), "session created");
+        tracing::info!(session_id = %session.id, cwd = %session.roots.cwd().display(), "session created");
         // The slash commands and any MCP failures, once the client knows the session.
         let (outbox, announced, notices) = (self.outbox.clone(), session.clone(), self.client_features().notices);
         ctx.after_response(
@@ -106,8 +104,20 @@ impl Agent {
     }
 }
 
+/// A session's roots from a request's `cwd` and `additionalDirectories`, each checked with
+/// [`existing_dir`] (errors name the field: `additionalDirectories[1]`).
+pub(super) fn existing_roots(method: &str, cwd: &Path, additional: &[PathBuf]) -> Result<Roots, AgentError> {
+    let cwd = existing_dir(method, "cwd", cwd)?;
+    let additional = additional
+        .iter()
+        .enumerate()
+        .map(|(i, dir)| existing_dir(method, &format!("additionalDirectories[{i}]"), dir))
+        .collect::<Result<_, _>>()?;
+    Ok(Roots::new(cwd, additional))
+}
+
 /// Checks that `path` is absolute and an existing directory; returns it canonicalized.
-pub(super) fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, AgentError> {
+fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, AgentError> {
     // No path can contain NUL; say so instead of "does not exist (nul byte found ...)".
     if std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).contains(&0) {
         return Err(AgentError::invalid_params(method, format!("{field} contains a NUL byte")));

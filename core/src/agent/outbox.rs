@@ -21,7 +21,7 @@ use crate::event::{self, Event};
 use crate::provider::ChatMessage;
 use crate::rpc::Peer;
 use crate::store::batch::Record;
-use crate::store::{PendingStore, Store};
+use crate::store::{PendingStore, Store, StoreError};
 
 /// Bounded so a slow disk or client slows the turn instead of growing memory.
 const QUEUE: usize = 512;
@@ -72,7 +72,9 @@ impl Outbox {
     }
 }
 
-async fn run(store: PendingStore, peer: Peer, mut rx: mpsc::Receiver<Entry>) {
+/// The outbox task. `store` resolves to the connection's store ([`PendingStore`]; an error
+/// means none); generic over what it resolves to only so tests can commit to a failing one.
+async fn run<S: Persist>(store: impl Future<Output = Result<S, String>>, peer: Peer, mut rx: mpsc::Receiver<Entry>) {
     let store = store.await.ok();
     let mut records = Vec::with_capacity(64);
     let mut after = Vec::with_capacity(64);
@@ -109,9 +111,22 @@ async fn run(store: PendingStore, peer: Peer, mut rx: mpsc::Receiver<Entry>) {
     }
 }
 
+/// Where [`commit`] writes: the [`Store`]. A trait only so the retry rule can be tested
+/// against a store whose writes fail on cue (see the tests).
+trait Persist: Send + Sync {
+    fn write_batch(&self, batch: &[Record]) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+impl Persist for Store {
+    fn write_batch(&self, batch: &[Record]) -> impl Future<Output = Result<(), StoreError>> + Send {
+        // The inherent method: one transaction (`store::batch`).
+        Store::write_batch(self, batch)
+    }
+}
+
 /// Commits a batch, trying once more after a failure (see the module comment for what
 /// happens when that fails too).
-async fn commit(store: &Store, records: &[Record]) {
+async fn commit(store: &impl Persist, records: &[Record]) {
     let Err(first) = store.write_batch(records).await else { return };
     tracing::warn!(error = %first, items = records.len(), "could not persist session updates; retrying once");
     tokio::time::sleep(RETRY_AFTER).await;
@@ -159,4 +174,129 @@ pub async fn record_message(outbox: &Outbox, session: &Session, message: &ChatMe
 /// A message to the user in the agent's voice, as its own message.
 pub fn agent_note(text: String) -> Event {
     Event::MessageChunk { message_id: uuid::Uuid::new_v4().to_string(), text }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use super::*;
+    use crate::store::Location;
+    use crate::store::time::now_rfc3339;
+
+    /// A real SQLite store whose first `failures` writes fail before reaching it, as writes to
+    /// a busy or full disk do. Clones share the counters.
+    #[derive(Clone)]
+    struct Flaky {
+        store: Store,
+        failures: Arc<AtomicUsize>,
+        attempts: Arc<Mutex<Vec<Attempt>>>,
+        /// The client's queue, to see what was sent before each attempt.
+        client: Option<mpsc::Sender<String>>,
+    }
+
+    struct Attempt {
+        at: Instant,
+        frames_already_sent: usize,
+    }
+
+    impl Persist for Flaky {
+        async fn write_batch(&self, batch: &[Record]) -> Result<(), StoreError> {
+            let frames_already_sent = self.client.as_ref().map_or(0, |c| c.max_capacity() - c.capacity());
+            self.attempts.lock().expect("attempts").push(Attempt { at: Instant::now(), frames_already_sent });
+            if self.failures.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+                return Err(StoreError::Query(sqlx::Error::PoolTimedOut));
+            }
+            self.store.write_batch(batch).await
+        }
+    }
+
+    /// What one outbox run did: the frames the client got, in order, and the payloads of the
+    /// updates it was sent.
+    struct Delivered {
+        frames: Vec<String>,
+        sent: Vec<String>,
+    }
+
+    /// Queues a new session, two updates for the client and a flush, and runs the outbox task
+    /// over them (one batch) with `store`, until the queue closes.
+    async fn deliver(store: Flaky, session_id: &str) -> Delivered {
+        let (out_tx, mut out_rx) = mpsc::channel(16);
+        let store = Flaky { client: Some(out_tx.clone()), ..store };
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let new_session = Record::NewSession {
+            id: session_id.to_string(),
+            cwd: "/w".into(),
+            additional_directories: "[]".into(),
+            model: "m".into(),
+            agent: None,
+            at: now_rfc3339(),
+        };
+        tx.send(Entry::Write { record: new_session, frame: None }).await.expect("queued");
+        let mut sent = Vec::new();
+        for seq in 1..=2 {
+            let payload =
+                format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{seq}"}}}}"#);
+            let frame = Some(update_frame(session_id, &payload));
+            let record =
+                Record::Update { session_id: session_id.to_string(), seq, turn: None, payload: payload.clone() };
+            tx.send(Entry::Write { record, frame }).await.expect("queued");
+            sent.push(payload);
+        }
+        let (flushed, flush_done) = oneshot::channel();
+        tx.send(Entry::Flush(flushed)).await.expect("queued");
+        drop(tx);
+        run(async { Ok::<_, String>(store) }, Peer::new(out_tx), rx).await;
+        flush_done.await.expect("the flush resolves once the batch is handled");
+        let mut frames = Vec::new();
+        while let Ok(frame) = out_rx.try_recv() {
+            frames.push(frame);
+        }
+        Delivered { frames, sent }
+    }
+
+    async fn flaky(dir: &std::path::Path, failures: usize) -> Flaky {
+        let store = Store::open(&Location::File(dir.join("sessions.db"))).await.expect("open the store");
+        Flaky { store, failures: Arc::new(AtomicUsize::new(failures)), attempts: Arc::default(), client: None }
+    }
+
+    #[tokio::test]
+    async fn a_commit_that_fails_once_is_retried_and_persisted_before_the_frames_go_out() {
+        let dir = std::env::temp_dir().join(format!("corvid-outbox-{}", uuid::Uuid::new_v4()));
+        let store = flaky(&dir, 1).await;
+        let id = uuid::Uuid::new_v4().to_string();
+        let delivered = deliver(store.clone(), &id).await;
+        let attempts = std::mem::take(&mut *store.attempts.lock().expect("attempts"));
+        let [failed, retried] = attempts.as_slice() else {
+            panic!("{} attempts, not one failure and one retry", attempts.len())
+        };
+        assert!(retried.at - failed.at >= RETRY_AFTER, "the retry waits {RETRY_AFTER:?}");
+        assert_eq!(
+            (failed.frames_already_sent, retried.frames_already_sent),
+            (0, 0),
+            "nothing is sent before the commit"
+        );
+        assert_eq!(store.store.events(&id).await.expect("events"), delivered.sent, "the retry stored the updates");
+        let expected: Vec<String> = delivered.sent.iter().map(|p| update_frame(&id, p)).collect();
+        assert_eq!(delivered.frames, expected, "frames are sent, in order");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_commit_that_keeps_failing_still_sends_the_frames() {
+        let dir = std::env::temp_dir().join(format!("corvid-outbox-{}", uuid::Uuid::new_v4()));
+        let store = flaky(&dir, usize::MAX).await;
+        let id = uuid::Uuid::new_v4().to_string();
+        let delivered = deliver(store.clone(), &id).await;
+        let attempts = std::mem::take(&mut *store.attempts.lock().expect("attempts"));
+        assert_eq!(attempts.len(), 2, "tried once more, then given up");
+        assert!(attempts.iter().all(|a| a.frames_already_sent == 0), "the frames wait for both attempts");
+        assert!(store.store.session(&id).await.expect("read").is_none(), "nothing was stored");
+        assert!(store.store.events(&id).await.expect("events").is_empty());
+        let expected: Vec<String> = delivered.sent.iter().map(|p| update_frame(&id, p)).collect();
+        assert_eq!(delivered.frames, expected, "the client is not held hostage to the disk");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

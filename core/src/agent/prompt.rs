@@ -226,7 +226,7 @@ mod tests {
     use serde_json::json;
 
     fn jail(root: &Path) -> Jail {
-        Jail::new(vec![root.to_path_buf()], vec![])
+        Jail::new(crate::roots::Roots::new(root.to_path_buf(), Vec::new()), vec![])
     }
 
     fn blocks(v: Value) -> Vec<acp::ContentBlock> {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::Agent;
 use super::error::AgentError;
-use super::new_session::{existing_dir, report_mcp_failures};
+use super::new_session::{existing_roots, report_mcp_failures};
 use super::outbox::{agent_note, emit, record_message, update_frame};
 use super::session::{Restored, Session, TurnClaim};
 use crate::event::{Event, ToolPatch, ToolStatus, v1};
@@ -59,10 +59,7 @@ impl Agent {
             let r: acp::ResumeSessionRequest = super::params::parse(method, params)?;
             (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
         };
-        let mut roots = vec![existing_dir(method, "cwd", &cwd)?];
-        for (i, dir) in dirs.iter().enumerate() {
-            roots.push(existing_dir(method, &format!("additionalDirectories[{i}]"), dir)?);
-        }
+        let roots = existing_roots(method, &cwd, &dirs)?;
         let id = session_id.0.to_string();
         self.check_session_limit(method, Some(&id))?;
         let store = self.store(method).await?;

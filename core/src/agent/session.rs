@@ -1,7 +1,6 @@
 //! A live session: its roots, model choice, context, and the turn running in it (if any).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -12,11 +11,12 @@ use super::model_source::ModelSource;
 use crate::agent::error::AgentError;
 use crate::event::{Choice, ConfigCategory, ConfigSelect};
 use crate::provider::{ChatMessage, ProviderKind, anthropic};
+use crate::roots::Roots;
 
 pub struct Session {
     pub id: String,
-    /// Canonical cwd first, then additional directories: the bound for file tools.
-    pub roots: Vec<PathBuf>,
+    /// The cwd and additional directories (canonical): the bound for file tools.
+    pub roots: Roots,
     pub source: Arc<ModelSource>,
     /// The agent alias the session runs as, with its profile (`None`: plain configuration).
     pub agent: Option<(String, crate::config::AgentProfile)>,
@@ -76,7 +76,7 @@ struct RunningTurn {
 impl Session {
     pub fn new(
         id: String,
-        roots: Vec<PathBuf>,
+        roots: Roots,
         source: Arc<ModelSource>,
         agent: Option<(String, crate::config::AgentProfile)>,
     ) -> Self {
@@ -101,7 +101,7 @@ impl Session {
 
     pub fn restore(
         id: String,
-        roots: Vec<PathBuf>,
+        roots: Roots,
         source: Arc<ModelSource>,
         agent: Option<(String, crate::config::AgentProfile)>,
         r: Restored,

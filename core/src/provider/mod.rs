@@ -14,14 +14,12 @@ mod request;
 pub mod sse;
 mod stream;
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::ProviderError;
-pub use request::{RetryPolicy, Started};
+pub use request::{Call, RetryPolicy, Started};
 pub use stream::ChatStream;
 
 /// Which wire protocol an endpoint speaks.
@@ -124,26 +122,28 @@ pub struct ChatParams<'a> {
     pub images: bool,
 }
 
-/// Starts a streaming model request on `endpoint`. Retries 429, 5xx and connection failures
-/// (bounded, with backoff that honours `Retry-After`); nothing is retried once the stream
-/// has begun.
+/// Starts a streaming model request as `call` says (endpoint, retries, stall timeout).
+/// Retries 429, 5xx and connection failures (bounded, with backoff that honours
+/// `Retry-After`); nothing is retried once the stream has begun.
 pub async fn start_chat(
-    http: &reqwest::Client,
-    endpoint: &Endpoint,
+    call: &Call<'_>,
     params: &ChatParams<'_>,
-    retry: &RetryPolicy,
-    stall_timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<Started, ProviderError> {
-    let (url, body, decoder): (String, Value, Box<dyn stream::Decode>) = match endpoint.kind {
-        ProviderKind::OpenAi => {
-            (endpoint.url("chat/completions"), openai::request_body(params), Box::new(openai::Decoder))
-        }
-        ProviderKind::Anthropic => {
-            (endpoint.url("messages"), anthropic::request_body(params), Box::new(anthropic::Decoder::default()))
-        }
+    let endpoint = call.endpoint;
+    let wire = match endpoint.kind {
+        ProviderKind::OpenAi => request::Wire {
+            url: endpoint.url("chat/completions"),
+            body: openai::request_body(params),
+            decoder: Box::new(openai::Decoder),
+        },
+        ProviderKind::Anthropic => request::Wire {
+            url: endpoint.url("messages"),
+            body: anthropic::request_body(params),
+            decoder: Box::new(anthropic::Decoder::default()),
+        },
     };
-    request::start(http, endpoint, &url, &body, params.model, retry, stall_timeout, cancel, decoder).await
+    request::start(call, wire, params.model, cancel).await
 }
 
 /// One thing the model said, in stream order.

@@ -16,30 +16,46 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
 }
 
+/// How a model request goes out, whatever it asks: the HTTP client, the endpoint (URL and
+/// credentials), how failed starts are retried, and how long the stream may stay silent. A
+/// turn holds the same for every request it makes; only the [`super::ChatParams`] change.
+pub struct Call<'a> {
+    pub http: &'a reqwest::Client,
+    pub endpoint: &'a Endpoint,
+    pub retry: RetryPolicy,
+    pub stall_timeout: Duration,
+}
+
+/// What the endpoint's provider makes of one request: where it is posted, its body, and the
+/// decoder of the streamed answer.
+pub(super) struct Wire {
+    pub url: String,
+    pub body: serde_json::Value,
+    pub decoder: Box<dyn Decode>,
+}
+
 /// Outcome of starting a request: either a stream, or cancelled before it began.
 pub enum Started {
     Stream(ChatStream),
     Cancelled,
 }
 
-/// `POST url` with `body`; on success the response is decoded by `decoder`. Retries 429, 5xx
-/// (Anthropic's 529 "overloaded" included) and connection failures, with exponential backoff
-/// that honours `Retry-After`.
-#[allow(clippy::too_many_arguments)]
+/// Posts `wire`'s body to its URL; on success the response is decoded by its decoder. Retries
+/// 429, 5xx (Anthropic's 529 "overloaded" included) and connection failures, with exponential
+/// backoff that honours `Retry-After`. `model` is named in error hints.
 pub(super) async fn start(
-    http: &reqwest::Client,
-    endpoint: &Endpoint,
-    url: &str,
-    body: &serde_json::Value,
+    call: &Call<'_>,
+    wire: Wire,
     model: &str,
-    retry: &RetryPolicy,
-    stall_timeout: Duration,
     cancel: &CancellationToken,
-    decoder: Box<dyn Decode>,
 ) -> Result<Started, ProviderError> {
+    let Call { http, endpoint, retry, stall_timeout } = call;
+    let Wire { url, body, decoder } = wire;
+    let url = url.as_str();
+    let target = Target { kind: endpoint.kind, model, url };
     let mut attempt = 0;
     loop {
-        let send = endpoint.authorize(http.post(url)).json(body).send();
+        let send = endpoint.authorize(http.post(url)).json(&body).send();
         let result = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(Started::Cancelled),
@@ -47,7 +63,7 @@ pub(super) async fn start(
         };
         let (error, retry_after) = match result {
             Ok(resp) if resp.status().is_success() => {
-                return Ok(Started::Stream(ChatStream::new(resp, stall_timeout, decoder)));
+                return Ok(Started::Stream(ChatStream::new(resp, *stall_timeout, decoder)));
             }
             Ok(resp) => {
                 let retry_after = resp
@@ -59,7 +75,7 @@ pub(super) async fn start(
                 let status = resp.status();
                 let detail = error_detail(resp).await;
                 let retryable = status.as_u16() == 429 || status.is_server_error();
-                let err = status_error(endpoint.kind, status, detail, model, url, attempt);
+                let err = status_error(status, detail, attempt, &target);
                 if !retryable {
                     return Err(err);
                 }
@@ -100,14 +116,20 @@ pub(super) fn detail_from_body(text: &str) -> Option<String> {
     (!detail.is_empty()).then(|| truncate(detail, 300))
 }
 
-fn status_error(
+/// What a request was aimed at: what the hints of its errors tell a person to check.
+struct Target<'a> {
     kind: ProviderKind,
+    model: &'a str,
+    url: &'a str,
+}
+
+fn status_error(
     status: reqwest::StatusCode,
     detail: Option<String>,
-    model: &str,
-    url: &str,
     attempt: u32,
+    target: &Target<'_>,
 ) -> ProviderError {
+    let Target { kind, model, url } = target;
     let code = status.as_u16();
     let hint = match code {
         401 | 403 => format!("check {}", kind.key_hint()),
@@ -136,19 +158,13 @@ mod tests {
         let body = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
         assert_eq!(detail_from_body(body).as_deref(), Some("invalid x-api-key"));
         assert_eq!(detail_from_body("  ").as_deref(), None);
-        let e = status_error(
-            ProviderKind::Anthropic,
-            reqwest::StatusCode::from_u16(529).expect("status"),
-            None,
-            "m",
-            "u",
-            2,
-        );
+        let target = Target { kind: ProviderKind::Anthropic, model: "m", url: "u" };
+        let e = status_error(reqwest::StatusCode::from_u16(529).expect("status"), None, 2, &target);
         assert_eq!(
             e.to_string(),
             "model provider returned 529 Overloaded: the provider is overloaded (3 attempts); try again later"
         );
-        let e = status_error(ProviderKind::Anthropic, reqwest::StatusCode::UNAUTHORIZED, None, "m", "u", 0);
+        let e = status_error(reqwest::StatusCode::UNAUTHORIZED, None, 0, &target);
         assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
     }
 }

@@ -26,7 +26,7 @@ macro_rules! now_epoch {
         "CAST(EXTRACT(EPOCH FROM now()) AS BIGINT)"
     };
 }
-const TURN_STATEMENTS: (&str, &str) = super::turn_statements!(now_epoch!());
+const TURN_STATEMENTS: (&str, &str) = super::dialect::turn_statements!(now_epoch!());
 
 /// Connects to `url` and migrates the database. `shown` is the URL without its password, the
 /// only form that may appear in errors and logs.

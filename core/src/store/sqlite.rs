@@ -25,7 +25,7 @@ macro_rules! now_epoch {
         "unixepoch()"
     };
 }
-const TURN_STATEMENTS: (&str, &str) = super::turn_statements!(now_epoch!());
+const TURN_STATEMENTS: (&str, &str) = super::dialect::turn_statements!(now_epoch!());
 
 /// Opens (creating if needed) and migrates the file at `path`.
 pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {

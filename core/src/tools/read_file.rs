@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn read_titles_never_wrap() {
         let root = std::env::temp_dir();
-        let jail = Jail::new(vec![root.clone()], vec![]);
+        let jail = Jail::new(crate::roots::Roots::new(root.clone(), Vec::new()), vec![]);
         let title = |offset: usize, limit: usize| {
             ReadFile
                 .announce(&json!({ "path": "x.txt", "offset": offset, "limit": limit }), &jail)

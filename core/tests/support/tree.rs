@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use corvid_core::roots::Roots;
 use corvid_core::tools::Jail;
 use serde_json::json;
 
@@ -37,7 +38,7 @@ fn write_dir(dir: &Path, seed: usize) {
 }
 
 fn walk_time(root: &Path, pattern: &str) -> Duration {
-    let jail = Jail::new(vec![root.to_path_buf()], vec![]);
+    let jail = Jail::new(Roots::new(root.to_path_buf(), Vec::new()), vec![]);
     let started = Instant::now();
     let never = tokio_util::sync::CancellationToken::new();
     let out =

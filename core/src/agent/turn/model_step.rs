@@ -9,8 +9,8 @@ use crate::agent::accounting;
 use crate::agent::error::AgentError;
 use crate::event::Event;
 use crate::provider::{
-    ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest, ToolSpec,
-    start_chat,
+    Call, ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest,
+    ToolSpec, start_chat,
 };
 
 /// How a streamed answer's text is shown.
@@ -62,8 +62,9 @@ impl Turn {
             max_output_tokens: self.config.max_output_tokens,
             images: crate::provider::supports_images(source.endpoint.kind, request.model, self.config.images),
         };
-        let started =
-            start_chat(&self.http, &source.endpoint, &params, &retry, self.config.stall_timeout, &self.cancel).await?;
+        let call =
+            Call { http: &self.http, endpoint: &source.endpoint, retry, stall_timeout: self.config.stall_timeout };
+        let started = start_chat(&call, &params, &self.cancel).await?;
         let mut stream = match started {
             Started::Stream(s) => s,
             Started::Cancelled => return Ok(None),

@@ -1,0 +1,85 @@
+//! Session rows: one by id, and the keyset-paginated listing of `session/list`.
+
+use super::{Store, StoreError, with_pool};
+
+/// A session row.
+#[derive(Debug, Clone)]
+pub struct SessionRecord {
+    pub id: String,
+    pub cwd: String,
+    pub additional_directories: Vec<String>,
+    pub title: Option<String>,
+    pub updated_at: String,
+    pub model: Option<String>,
+    pub mode: Option<String>,
+    /// From the `config` JSON column.
+    pub thought_level: Option<String>,
+    /// The agent alias the session was created with.
+    pub agent_alias: Option<String>,
+}
+
+/// `SELECT <the columns of a SessionRow> FROM sessions <rest>`, as one static string.
+macro_rules! select_sessions {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config, agent_alias FROM sessions ",
+            $rest
+        )
+    };
+}
+
+type SessionRow =
+    (String, String, String, Option<String>, String, Option<String>, Option<String>, Option<String>, Option<String>);
+
+impl Store {
+    /// A live (not deleted) session.
+    pub async fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let sql = select_sessions!("WHERE id = $1 AND deleted_at IS NULL");
+        let row: Option<SessionRow> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(sql).bind(id).fetch_optional(pool).await?);
+        row.map(session_record).transpose()
+    }
+
+    /// One page of sessions, most recently updated first. `after` is the (updated_at, id) of
+    /// the last row of the previous page (keyset pagination: new sessions never shift pages).
+    pub async fn list(
+        &self,
+        cwd: Option<&str>,
+        after: Option<(String, String)>,
+        limit: i64,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        let (after_at, after_id) = after.unzip();
+        let sql = select_sessions!(
+            "WHERE deleted_at IS NULL AND ($1 IS NULL OR cwd = $1) \
+               AND ($2 IS NULL OR (updated_at, id) < ($2, $3)) \
+             ORDER BY updated_at DESC, id DESC LIMIT $4"
+        );
+        let rows: Vec<SessionRow> = with_pool!(&self.pool, |pool| sqlx::query_as(sql)
+            .bind(cwd)
+            .bind(after_at.as_deref())
+            .bind(after_id.as_deref())
+            .bind(limit)
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter().map(session_record).collect()
+    }
+}
+
+fn session_record(
+    (id, cwd, dirs, title, updated_at, model, mode, config, agent_alias): SessionRow,
+) -> Result<SessionRecord, StoreError> {
+    Ok(SessionRecord {
+        id,
+        cwd,
+        additional_directories: serde_json::from_str(&dirs)
+            .map_err(|e| StoreError::Corrupt(format!("additional_directories of a session: {e}")))?,
+        title,
+        updated_at,
+        model,
+        mode,
+        thought_level: config
+            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+            .and_then(|c| c.get("thought_level").and_then(|v| v.as_str()).map(str::to_string)),
+        agent_alias,
+    })
+}

@@ -1,0 +1,96 @@
+//! Opening a checked path without following links: from the root that holds it, one
+//! component at a time with `openat(O_NOFOLLOW)` (missing parents made with `mkdirat`).
+//! The checked path had no links, so a link met here was swapped in since: refused before
+//! anything outside is opened, created or truncated.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, openat};
+use nix::sys::stat::{Mode, mkdirat};
+
+use super::{Jail, JailError, io};
+
+/// What [`Jail::open_beneath`] opens the last component as.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Open {
+    Read,
+    Dir,
+    /// Write-only, created if missing (missing directories too), not truncated.
+    Create,
+}
+
+impl Jail {
+    /// Opens the checked, canonical `resolved` from the root that holds it, one component at
+    /// a time, never following a symlink (see the module comment).
+    pub(super) fn open_beneath(&self, resolved: &Path, how: Open, shown: &str) -> Result<File, JailError> {
+        let root = self.roots.holding(resolved).ok_or_else(|| self.outside(shown))?;
+        let parts: Vec<&OsStr> = match resolved.strip_prefix(root) {
+            Ok(rel) => rel.components().map(|c| c.as_os_str()).collect(),
+            Err(_) => return Err(self.outside(shown)),
+        };
+        let search = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let last_flags = match how {
+            Open::Read => OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Open::Dir => OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Open::Create => OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        };
+        let Some((last, dirs)) = parts.split_last() else {
+            // The root itself (canonical, so not a link either).
+            if how != Open::Dir {
+                return Err(JailError::Io { path: shown.to_string(), reason: "is a directory".into() });
+            }
+            let fd = nix::fcntl::open(root, last_flags, Mode::empty()).map_err(|e| failed(shown, e))?;
+            return Ok(File::from(fd));
+        };
+        let mut dir: OwnedFd = nix::fcntl::open(root, search, Mode::empty()).map_err(|e| failed(shown, e))?;
+        for part in dirs {
+            dir = match openat(&dir, *part, search, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(Errno::ENOENT) if how == Open::Create => {
+                    match mkdirat(&dir, *part, Mode::from_bits_truncate(0o777)) {
+                        Ok(()) | Err(Errno::EEXIST) => {}
+                        Err(e) => return Err(failed(shown, e)),
+                    }
+                    openat(&dir, *part, search, Mode::empty()).map_err(|e| failed_at(&dir, part, shown, e))?
+                }
+                Err(e) => return Err(failed_at(&dir, part, shown, e)),
+            };
+        }
+        let fd = openat(&dir, *last, last_flags, Mode::from_bits_truncate(0o666))
+            .map_err(|e| failed_at(&dir, last, shown, e))?;
+        Ok(File::from(fd))
+    }
+}
+
+/// Whether `meta` (what a directory walker found at the root it was given) is `dir`, the
+/// directory opened through the jail. A walker opens its root by path, so a root swapped for a
+/// link after the check would be walked outside; this refuses that walk. (File contents found
+/// by a walk are read through [`Jail::open_read`] anyway.)
+pub fn same_dir(dir: &File, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    dir.metadata().is_ok_and(|d| d.dev() == meta.dev() && d.ino() == meta.ino())
+}
+
+/// A directory component that failed to open. With `O_DIRECTORY | O_NOFOLLOW` a symlink shows
+/// as ENOTDIR, like a plain file where a directory should be; only the link means a swap.
+fn failed_at(dir: &OwnedFd, name: &OsStr, path: &str, e: Errno) -> JailError {
+    use nix::sys::stat::SFlag;
+    let is_link = || {
+        nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
+    };
+    if e == Errno::ENOTDIR && is_link() { JailError::Swapped(path.to_string()) } else { failed(path, e) }
+}
+
+/// An open that failed on the way: a symlink met with `O_NOFOLLOW` (ELOOP) means a swap;
+/// anything else is reported as it is.
+fn failed(path: &str, e: Errno) -> JailError {
+    match e {
+        Errno::ELOOP => JailError::Swapped(path.to_string()),
+        other => io(path, std::io::Error::from(other)),
+    }
+}

@@ -1,0 +1,113 @@
+//! The workspace jail: every path a tool touches is resolved (symlinks included) and must stay
+//! under the session's roots, outside the forbidden paths.
+//!
+//! Checking a path and then using it leaves a window in which a file or a directory on the way
+//! can be swapped for a symlink. So tools open through [`Jail::open_read`],
+//! [`Jail::open_write`] and [`Jail::open_dir`]: the path is checked and canonicalized, then
+//! opened one component at a time below its root with `O_NOFOLLOW` at every step (the checked
+//! path had no links, so a link met now was swapped in: refused before anything outside is
+//! opened, created or truncated), and what was opened is checked again (via `/proc/self/fd`).
+//!
+//! Here: the jail itself and its checks. `resolve` turns a tool's path into a checked
+//! canonical one, `beneath` opens it without following links, `forbidden` holds the default
+//! protected locations.
+
+mod beneath;
+mod forbidden;
+mod resolve;
+#[cfg(test)]
+mod tests;
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use beneath::Open;
+
+use crate::roots::Roots;
+pub use beneath::same_dir;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum JailError {
+    #[error("path contains a NUL byte")]
+    Nul,
+    #[error("{0} is outside the session's folders ({1})")]
+    Outside(String, String),
+    #[error("{0} is a protected location ({1}) and cannot be used by tools")]
+    Forbidden(String, String),
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("{0} changed while it was being opened (a symbolic link appeared on the way); refused")]
+    Swapped(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Jail {
+    roots: Roots,
+    forbidden: Vec<PathBuf>,
+}
+
+impl Jail {
+    pub fn new(roots: Roots, forbidden: Vec<PathBuf>) -> Self {
+        let forbidden = forbidden::canonical(forbidden);
+        Self { roots, forbidden }
+    }
+
+    pub fn cwd(&self) -> &Path {
+        self.roots.cwd()
+    }
+
+    fn check(&self, canonical: &Path, shown: &str) -> Result<(), JailError> {
+        if let Some(f) = self.forbidden.iter().find(|f| canonical.starts_with(f)) {
+            return Err(JailError::Forbidden(shown.to_string(), f.display().to_string()));
+        }
+        if !self.roots.contains(canonical) {
+            return Err(self.outside(shown));
+        }
+        Ok(())
+    }
+
+    fn outside(&self, shown: &str) -> JailError {
+        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        JailError::Outside(shown.to_string(), roots.join(", "))
+    }
+
+    /// Re-checks what an open file really is, closing the check-then-use window.
+    fn verify_open(&self, file: &File, shown: &str) -> Result<(), JailError> {
+        let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        match std::fs::read_link(&fd_path) {
+            Ok(real) => self.check(&real, shown),
+            // Without /proc (not Linux) the pre-open check stands alone.
+            Err(_) => Ok(()),
+        }
+    }
+
+    pub fn open_read(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        let file = self.open_beneath(&resolved, Open::Read, path)?;
+        self.verify_open(&file, path)?;
+        Ok((resolved, file))
+    }
+
+    /// Opens a directory (a walk checks its root against it with [`same_dir`]).
+    pub fn open_dir(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        let file = self.open_beneath(&resolved, Open::Dir, path)?;
+        self.verify_open(&file, path)?;
+        Ok((resolved, file))
+    }
+
+    /// Opens for writing (truncating, creating parents inside the jail as needed). The file
+    /// is truncated only once what was opened has passed the second check.
+    pub fn open_write(&self, path: &str) -> Result<(PathBuf, File), JailError> {
+        let resolved = self.resolve(path)?;
+        let file = self.open_beneath(&resolved, Open::Create, path)?;
+        self.verify_open(&file, path)?;
+        file.set_len(0).map_err(|e| io(path, e))?;
+        Ok((resolved, file))
+    }
+}
+
+fn io(path: &str, e: std::io::Error) -> JailError {
+    JailError::Io { path: path.to_string(), reason: e.to_string() }
+}
