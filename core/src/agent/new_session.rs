@@ -8,10 +8,11 @@ use agent_client_protocol_schema::v1 as acp;
 use futures_util::FutureExt;
 use serde_json::Value;
 
+use super::modes::Mode;
 use super::outbox::{self, Outbox};
 use super::params::parse;
 use super::session::Session;
-use super::{Agent, AgentError, commands, modes, requested_agent, to_value};
+use super::{Agent, AgentError, commands, requested_agent, to_value};
 use crate::event::{Event, v1};
 use crate::roots::Roots;
 use crate::rpc::RequestContext;
@@ -75,10 +76,10 @@ impl Agent {
                 at: now_rfc3339(),
             })
             .await;
-        let mode = session.state().mode.clone();
-        if mode != modes::DEFAULT_MODE {
+        let mode = session.state().mode;
+        if mode != Mode::default() {
             // The alias's default_mode, stored like a mode change.
-            self.outbox.push(Record::Mode { session_id: session.id.clone(), mode }).await;
+            self.outbox.push(Record::Mode { session_id: session.id.clone(), mode: mode.id().to_string() }).await;
         }
         // The session is durable before the client learns its id.
         self.outbox.flush().await;

@@ -51,11 +51,11 @@ pub async fn decide(
     if q.announce.needs == Needs::Nothing {
         return (Decision::Allow, None);
     }
-    let mode = session.state().mode.clone();
-    match (mode.as_str(), &q.announce.needs) {
-        ("read-only", _) => return (Decision::Reject("the session is in read-only mode".into()), None),
-        ("full", _) | ("auto-edit", Needs::Edit(_)) => return (Decision::Allow, None),
-        _ => {}
+    let mode = session.state().mode;
+    match mode.decides(&q.announce.needs) {
+        Some(false) => return (Decision::Reject(format!("the session is in {} mode", mode.id())), None),
+        Some(true) => return (Decision::Allow, None),
+        None => {}
     }
     if let Some(rule) = session.state().rules.iter().find(|r| r.matches(q.tool, &q.announce.needs)) {
         return if rule.allow {

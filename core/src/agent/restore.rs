@@ -299,11 +299,7 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
         next_seq,
         next_message_seq,
         next_turn: next_turn as u64,
-        mode: record
-            .mode
-            .clone()
-            .filter(|m| super::modes::is_mode(m))
-            .unwrap_or_else(|| super::modes::DEFAULT_MODE.to_string()),
+        mode: record.mode.as_deref().and_then(super::modes::Mode::from_id).unwrap_or_default(),
         spent,
         thought_level: record
             .thought_level

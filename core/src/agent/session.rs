@@ -8,6 +8,7 @@ use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
 use super::model_source::ModelSource;
+use super::modes::Mode;
 use crate::agent::error::AgentError;
 use crate::event::{Choice, ConfigCategory, ConfigSelect};
 use crate::provider::{ChatMessage, ProviderKind, anthropic};
@@ -36,8 +37,8 @@ pub struct SessionState {
     /// Next sequence number in the stored model context.
     pub next_message_seq: i64,
     pub title: Option<String>,
-    /// Permission mode (see `modes::MODES`).
-    pub mode: String,
+    /// Permission mode.
+    pub mode: Mode,
     /// Extended-thinking level (see `anthropic::THOUGHT_LEVELS`); used only where offered.
     pub thought_level: String,
     /// "Always" answers for this session.
@@ -56,7 +57,7 @@ pub struct Restored {
     pub next_seq: i64,
     pub next_message_seq: i64,
     pub next_turn: u64,
-    pub mode: String,
+    pub mode: Mode,
     pub thought_level: String,
     pub spent: Spent,
 }
@@ -90,9 +91,9 @@ impl Session {
             next_turn: 1,
             mode: agent
                 .as_ref()
-                .and_then(|(_, p)| p.default_mode.clone())
-                .filter(|m| super::modes::is_mode(m))
-                .unwrap_or_else(|| super::modes::DEFAULT_MODE.to_string()),
+                .and_then(|(_, p)| p.default_mode.as_deref())
+                .and_then(Mode::from_id)
+                .unwrap_or_default(),
             spent: Spent::default(),
             thought_level: DEFAULT_THOUGHT_LEVEL.to_string(),
         };
@@ -207,14 +208,14 @@ impl Session {
     pub fn config_options(&self) -> Vec<ConfigSelect> {
         let (current, mode, thought_level) = {
             let s = self.state();
-            (s.model.clone(), s.mode.clone(), s.thought_level.clone())
+            (s.model.clone(), s.mode, s.thought_level.clone())
         };
         let choice = |id: &str, name: &str, description: Option<String>| Choice {
             id: id.to_string(),
             name: name.to_string(),
             description,
         };
-        let modes = super::modes::MODES.iter().map(|(id, name, desc)| choice(id, name, Some(desc.to_string())));
+        let modes = Mode::ALL.into_iter().map(|m| choice(m.id(), m.name(), Some(m.description().to_string())));
         let models = self.source.models.iter().map(|m| choice(m, m, None));
         let offers_thought_level = self.offers_thought_level(&current);
         let mut all = vec![
@@ -223,7 +224,7 @@ impl Session {
                 name: "Mode",
                 description: "When Corvid asks before editing files or running commands",
                 category: ConfigCategory::Mode,
-                current: mode,
+                current: mode.id().to_string(),
                 choices: modes.collect(),
             },
             ConfigSelect {
@@ -269,11 +270,9 @@ pub const DEFAULT_THOUGHT_LEVEL: &str = "off";
 impl Session {
     /// The legacy `modes` state, kept in sync with the `mode` config option.
     pub fn mode_state(&self) -> acp::SessionModeState {
-        let modes = super::modes::MODES
-            .iter()
-            .map(|(id, name, desc)| acp::SessionMode::new(*id, *name).description(desc.to_string()))
-            .collect();
-        acp::SessionModeState::new(self.state().mode.clone(), modes)
+        let modes =
+            Mode::ALL.iter().map(|m| acp::SessionMode::new(m.id(), m.name()).description(m.description().to_string()));
+        acp::SessionModeState::new(self.state().mode.id(), modes.collect())
     }
 }
 

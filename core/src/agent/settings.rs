@@ -6,10 +6,11 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
+use super::modes::Mode;
 use super::outbox;
 use super::params::parse;
 use super::session::{MODE_OPTION, MODEL_OPTION, Session, THOUGHT_LEVEL_OPTION};
-use super::{Agent, AgentError, modes, to_value};
+use super::{Agent, AgentError, to_value};
 use crate::event::{Event, v1};
 use crate::store::batch::Record;
 
@@ -95,19 +96,19 @@ impl Agent {
         session: &Arc<Session>,
         method: &str,
         field: &str,
-        mode: &str,
+        id: &str,
     ) -> Result<(), AgentError> {
-        if !modes::is_mode(mode) {
-            let known: Vec<&str> = modes::MODES.iter().map(|(id, ..)| *id).collect();
+        let Some(mode) = Mode::from_id(id) else {
+            let known: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
             return Err(AgentError::invalid_params(
                 method,
-                format!("{field}: unknown mode `{mode}` (one of {})", known.join(", ")),
+                format!("{field}: unknown mode `{id}` (one of {})", known.join(", ")),
             ));
-        }
-        session.state().mode = mode.to_string();
-        self.outbox.push(Record::Mode { session_id: session.id.clone(), mode: mode.to_string() }).await;
+        };
+        session.state().mode = mode;
+        self.outbox.push(Record::Mode { session_id: session.id.clone(), mode: mode.id().to_string() }).await;
         // Legacy clients follow modes through current_mode_update.
-        let update = Event::Mode(mode.to_string());
+        let update = Event::Mode(mode.id().to_string());
         outbox::emit(&self.outbox, session, None, &update, true).await;
         Ok(())
     }
