@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -28,17 +28,19 @@ use corvid_core::transport::Inbound;
 use corvid_core::transport::memory::{MemoryPeer, memory};
 use corvid_core::{Config, ConnectionOptions};
 use futures_util::{SinkExt, StreamExt};
-use sha2::{Digest, Sha256};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::task::TaskTracker;
 
+mod auth;
+mod tls;
+
+pub use auth::read_token;
+use auth::{check_exposure, digest, presented_tokens, token_matches};
+use tls::{TlsListener, tls_acceptor};
+
 /// The WebSocket subprotocol Corvid speaks (echoed back when the client offers it).
 pub const SUBPROTOCOL: &str = "corvid.acp.v1";
-/// Subprotocol prefix carrying the token, for clients that cannot set headers (browsers).
-const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
-/// How long the TLS handshake of one connection may take.
-const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long shutdown waits for connections to cancel their turns and close.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
@@ -115,50 +117,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     result
 }
 
-/// The token from `--token-file` (trimmed) or `$CORVID_TOKEN`. Never logged.
-pub fn read_token(file: Option<&Path>) -> anyhow::Result<Option<String>> {
-    let token = match file {
-        Some(path) => Some(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the token file {}", path.display()))?
-                .trim()
-                .to_string(),
-        ),
-        None => std::env::var("CORVID_TOKEN").ok().map(|t| t.trim().to_string()),
-    };
-    match token {
-        Some(t) if t.is_empty() => bail!("the token is empty (check --token-file or CORVID_TOKEN)"),
-        Some(t) if t.chars().any(|c| c.is_control() || c == ' ' || c == ',') => {
-            bail!("the token must not contain spaces, commas or control characters")
-        }
-        other => Ok(other),
-    }
-}
-
-/// Fail closed: what may listen where.
-fn check_exposure(addrs: &[SocketAddr], tls: bool, token: bool, no_auth: bool, listen: &str) -> anyhow::Result<()> {
-    let loopback = addrs.iter().all(|a| a.ip().is_loopback());
-    if !loopback {
-        if no_auth {
-            bail!(
-                "refusing to serve {listen} with --no-auth: it is not a loopback address (--no-auth is loopback-only)"
-            );
-        }
-        if !(tls && token) {
-            bail!(
-                "refusing to serve {listen} without TLS and a token: a non-loopback address needs both \
-                 --tls-cert/--tls-key and --token-file (or CORVID_TOKEN)"
-            );
-        }
-    } else if !token && !no_auth {
-        bail!(
-            "refusing to serve {listen} without a token: give --token-file (or CORVID_TOKEN), or pass --no-auth \
-             to accept any local client"
-        );
-    }
-    Ok(())
-}
-
 async fn serve(args: ServeArgs, config: Config, token: Option<String>) -> anyhow::Result<()> {
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host(&args.listen)
         .await
@@ -220,41 +178,6 @@ async fn serve(args: ServeArgs, config: Config, token: Option<String>) -> anyhow
     }
     tracing::info!("server stopped");
     Ok(())
-}
-
-fn digest(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-/// Compares the SHA-256 digests (fixed length, whatever the token's) with `subtle`'s
-/// constant-time equality, so timing says nothing about the token.
-fn token_matches(expected: &[u8; 32], presented: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    let got = digest(presented.as_bytes());
-    expected[..].ct_eq(&got[..]).into()
-}
-
-/// Every token the request presents: `Authorization: Bearer`, a `bearer.<token>`
-/// subprotocol, or `?token=`.
-fn presented_tokens<'a>(headers: &'a HeaderMap, query: &'a HashMap<String, String>) -> Vec<&'a str> {
-    let mut tokens = Vec::new();
-    for value in headers.get_all(header::AUTHORIZATION) {
-        if let Ok(v) = value.to_str()
-            && let Some((scheme, t)) = v.split_once(' ')
-            && scheme.eq_ignore_ascii_case("bearer")
-        {
-            tokens.push(t.trim());
-        }
-    }
-    for value in headers.get_all(header::SEC_WEBSOCKET_PROTOCOL) {
-        if let Ok(v) = value.to_str() {
-            tokens.extend(v.split(',').filter_map(|p| p.trim().strip_prefix(BEARER_PROTOCOL_PREFIX)));
-        }
-    }
-    if let Some(t) = query.get("token") {
-        tokens.push(t.as_str());
-    }
-    tokens
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
@@ -405,130 +328,4 @@ async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String
         tracing::debug!("WebSocket writer did not finish in time");
     }
     tracing::debug!("WebSocket connection closed");
-}
-
-fn tls_acceptor(cert: &Path, key: &Path) -> anyhow::Result<tokio_rustls::TlsAcceptor> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .with_context(|| format!("cannot read the TLS certificate {}", cert.display()))?
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("cannot parse the TLS certificate {}", cert.display()))?;
-    if certs.is_empty() {
-        bail!("no certificate found in {}", cert.display());
-    }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("cannot read the TLS private key {}", key.display()))?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .context("TLS protocol versions")?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .context("the TLS certificate and key do not form a usable pair")?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
-}
-
-/// TCP accept + TLS handshake (each handshake in its own task, so a slow client cannot stall
-/// the others), feeding finished streams to axum.
-struct TlsListener {
-    ready: mpsc::Receiver<(tokio_rustls::server::TlsStream<TcpStream>, SocketAddr)>,
-    local: SocketAddr,
-}
-
-impl TlsListener {
-    fn spawn(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor, shutdown: CancellationToken) -> Self {
-        let (tx, ready) = mpsc::channel(64);
-        let local = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    () = shutdown.cancelled() => break,
-                    a = listener.accept() => a,
-                };
-                let (tcp, addr) = match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = tcp.set_nodelay(true);
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
-                tokio::spawn(async move {
-                    match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                        Ok(Ok(stream)) => {
-                            let _ = tx.send((stream, addr)).await;
-                        }
-                        Ok(Err(e)) => tracing::debug!(error = %e, %addr, "TLS handshake failed"),
-                        Err(_) => tracing::debug!(%addr, "TLS handshake timed out"),
-                    }
-                });
-            }
-        });
-        Self { ready, local }
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = tokio_rustls::server::TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.ready.recv().await {
-            Some(accepted) => accepted,
-            // The accept loop ended (shutdown): graceful shutdown stops polling us.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn addr(s: &str) -> Vec<SocketAddr> {
-        vec![s.parse().expect("address")]
-    }
-
-    #[test]
-    fn exposure_fails_closed() {
-        let public = addr("0.0.0.0:0");
-        assert!(check_exposure(&public, false, false, false, "x").is_err());
-        assert!(check_exposure(&public, true, false, false, "x").is_err());
-        assert!(check_exposure(&public, false, true, false, "x").is_err());
-        assert!(check_exposure(&public, true, true, true, "x").is_err());
-        assert!(check_exposure(&public, true, true, false, "x").is_ok());
-        let local = addr("127.0.0.1:0");
-        assert!(check_exposure(&local, false, false, false, "x").is_err());
-        assert!(check_exposure(&local, false, false, true, "x").is_ok());
-        assert!(check_exposure(&local, false, true, false, "x").is_ok());
-        assert!(check_exposure(&addr("[::1]:0"), false, true, false, "x").is_ok());
-    }
-
-    #[test]
-    fn tokens_compare_by_digest() {
-        let expected = digest(b"s3cret");
-        assert!(token_matches(&expected, "s3cret"));
-        assert!(!token_matches(&expected, "s3cre"));
-        assert!(!token_matches(&expected, ""));
-        assert!(!token_matches(&expected, "s3cret\0"));
-        assert!(!token_matches(&expected, &"s3cret".repeat(1000)), "any length compares as a 32-byte digest");
-        // Tokens that differ only in their last byte take the same path as any other mismatch.
-        assert!(!token_matches(&digest(b"aaaaaaaa"), "aaaaaaab"));
-    }
-
-    #[test]
-    fn tokens_come_from_header_subprotocol_and_query() {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::AUTHORIZATION, "Bearer a".parse().expect("header"));
-        headers.insert(header::SEC_WEBSOCKET_PROTOCOL, "corvid.acp.v1, bearer.b".parse().expect("header"));
-        let query = HashMap::from([("token".to_string(), "c".to_string())]);
-        assert_eq!(presented_tokens(&headers, &query), vec!["a", "b", "c"]);
-    }
 }
