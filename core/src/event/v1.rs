@@ -231,3 +231,59 @@ fn choice(c: &Choice) -> acp::SessionConfigSelectOption {
         None => option,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::event::Cost;
+
+    fn rendered(event: &Event) -> Value {
+        serde_json::from_str(&payload(event).expect("payload")).expect("json")
+    }
+
+    #[test]
+    fn a_new_call_says_pending_and_a_new_file_says_old_text_null() {
+        let start = ToolStart {
+            id: "t1-1".into(),
+            name: "write_file".into(),
+            title: "Write a.txt".into(),
+            kind: ToolKind::Edit,
+            locations: vec![Location { path: "/w/a.txt".into(), line: None }],
+            raw_input: json!({ "path": "a.txt" }),
+        };
+        let v = rendered(&Event::ToolStarted(start));
+        assert_eq!(v["sessionUpdate"], "tool_call");
+        assert_eq!(v["status"], "pending");
+        assert_eq!(v["kind"], "edit");
+        assert_eq!(v["locations"][0]["path"], "/w/a.txt");
+
+        let diff = ToolContent::Diff { path: "/w/a.txt".into(), old: None, new: "hi".into() };
+        let patch = ToolPatch::new("t1-1").status(ToolStatus::Completed).content(vec![diff]);
+        let v = rendered(&Event::ToolChanged(patch));
+        assert_eq!(v["sessionUpdate"], "tool_call_update");
+        assert_eq!(v["status"], "completed");
+        let content = &v["content"][0];
+        assert_eq!(content["type"], "diff");
+        assert!(content.get("oldText").is_some_and(Value::is_null), "{content}");
+        assert_eq!(content["newText"], "hi");
+        assert!(v.get("title").is_none(), "a patch leaves unset fields out: {v}");
+    }
+
+    #[test]
+    fn running_is_in_progress_and_usage_carries_the_session_total() {
+        let v = rendered(&Event::ToolChanged(ToolPatch::new("t1-2").status(ToolStatus::Running)));
+        assert_eq!(v["status"], "in_progress");
+        let usage = Usage {
+            used: 120,
+            size: 1000,
+            cost: Some(Cost { amount: 0.5, currency: "EUR".into() }),
+            session_tokens: 900,
+        };
+        let v = rendered(&Event::Usage(usage));
+        assert_eq!((v["used"].as_u64(), v["size"].as_u64()), (Some(120), Some(1000)));
+        assert_eq!(v["cost"]["currency"], "EUR");
+        assert_eq!(v["_meta"]["corvid"]["sessionTokens"], 900);
+    }
+}
