@@ -22,14 +22,17 @@ pub struct ProviderSettings {
 
 fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => text.parse().map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source }),
+        Ok(text) => text.parse().map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            reason: crate::config::parse_reason(&text, &e),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(toml::Table::new()),
-        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        Err(reason) => Err(ConfigError::Read { path: path.to_path_buf(), reason }),
     }
 }
 
 fn write_table(path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
-    let fail = |source: std::io::Error| ConfigError::Write { path: path.to_path_buf(), source };
+    let fail = |reason: std::io::Error| ConfigError::Write { path: path.to_path_buf(), reason };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
     }
@@ -48,7 +51,7 @@ pub fn save_provider(path: &Path, settings: &ProviderSettings) -> Result<(), Con
     let Some(provider) = provider.as_table_mut() else {
         return Err(ConfigError::Write {
             path: path.to_path_buf(),
-            source: std::io::Error::other("`provider` in the file is not a table"),
+            reason: std::io::Error::other("`provider` in the file is not a table"),
         });
     };
     provider.insert("kind".into(), settings.kind.clone().into());

@@ -153,11 +153,16 @@ pub(crate) fn init_logging(filter: Option<&str>, log_file: Option<&PathBuf>) -> 
 }
 
 fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<()> {
-    let mut config = Config::load().context("loading configuration")?;
+    // A missing or broken config file is reported through ACP (`initialize`'s auth method,
+    // `session/new`'s error), so the editor can show it; exiting here would leave it guessing.
+    let mut config = Config::load_or_problem(&corvid_core::config::ProcessEnv);
     if store.is_some() {
         config.store = store;
     }
     init_logging(config.log.as_deref(), log_file.as_ref())?;
+    if let Some(problem) = &config.problem {
+        tracing::error!("{problem}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -182,13 +187,16 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
 pub(crate) fn spawn_signal_watch(shutdown: CancellationToken) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        // SIGHUP is what Emacs (and a closed terminal) sends: the same orderly stop as SIGTERM.
+        let watched = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()));
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = watched else {
             tracing::warn!("cannot watch for signals");
             return;
         };
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM; shutting down"),
             _ = int.recv() => tracing::info!("SIGINT; shutting down"),
+            _ = hup.recv() => tracing::info!("SIGHUP; shutting down"),
         }
         shutdown.cancel();
     });

@@ -1,5 +1,6 @@
 // Wire-level conformance of `corvid acp`, driven with raw NDJSON lines.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -143,6 +144,22 @@ test("a second prompt on a busy session gets a clear error; the first turn is un
     assert.equal(after.result.stopReason, "end_turn");
   }));
 
+test("requests piped in right before end of input are still answered (echo … | corvid acp)", async () => {
+  const agent = spawnAgent({ env: agentEnv({ fake }) });
+  // All in one write and then EOF, as a shell pipe delivers them.
+  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } };
+  const created = { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } };
+  agent.write(`${JSON.stringify(init)}\n${JSON.stringify(created)}\n`, { raw: true });
+  agent.child.stdin.end();
+  const { code } = await agent.exited;
+  assert.equal(code, 0);
+  const first = agent.frames.find((f) => f.id === 1);
+  assert.equal(first?.result?.protocolVersion, 1, JSON.stringify(first));
+  const second = agent.frames.find((f) => f.id === 2);
+  assert.match(second?.result?.sessionId ?? "", /./, JSON.stringify(second));
+  assert.deepEqual(agent.violations, []);
+});
+
 test("closing stdin mid-turn exits 0 within 1 s", async () => {
   fake.script("SLOW-STDIN", { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
   const agent = spawnAgent({ env: agentEnv({ fake }) });
@@ -160,26 +177,39 @@ test("closing stdin mid-turn exits 0 within 1 s", async () => {
   assert.deepEqual(agent.violations, []);
 });
 
-test("SIGTERM mid-turn cancels the turn and exits 0 within 1 s", async () => {
-  fake.script("SLOW-TERM", { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
-  const agent = spawnAgent({ env: agentEnv({ fake }) });
-  await init(agent);
-  const { result } = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
-  agent.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: result.sessionId, prompt: [{ type: "text", text: "SLOW-TERM" }] } });
-  // The turn's own output, not session/new's available_commands_update: on a loaded machine
-  // SIGTERM could otherwise arrive before the prompt was even read (then nothing answers it).
-  await agent.waitFor((f) => f.params?.update?.sessionUpdate === "agent_message_chunk");
-  const t0 = performance.now();
-  agent.child.kill("SIGTERM");
-  const { code, at } = await agent.exited;
-  assert.equal(code, 0);
-  // The agent's own shutdown deadline is 1 s; the margin absorbs a loaded CI machine (the
-  // typical figure is in the benchmark, not here).
-  assert.ok(at - t0 < 3000, `exited after ${Math.round(at - t0)} ms`);
-  const response = agent.frames.find((f) => f.id === 2);
-  assert.equal(response?.result?.stopReason, "cancelled", "the running turn was answered as cancelled");
-  assert.deepEqual(agent.violations, []);
-});
+// SIGHUP is what Emacs sends to its subprocesses (and a closed terminal to its jobs).
+for (const signal of ["SIGTERM", "SIGHUP"]) {
+  test(`${signal} mid-turn cancels the turn, stores it as cancelled and exits 0 within 1 s`, async () => {
+    const marker = `SLOW-${signal}`;
+    fake.script(marker, { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
+    const env = agentEnv({ fake });
+    const agent = spawnAgent({ env });
+    await init(agent);
+    const { result } = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    agent.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: result.sessionId, prompt: [{ type: "text", text: marker }] } });
+    // The turn's own output, not session/new's available_commands_update: on a loaded machine
+    // the signal could otherwise arrive before the prompt was even read (then nothing answers it).
+    await agent.waitFor((f) => f.params?.update?.sessionUpdate === "agent_message_chunk");
+    const t0 = performance.now();
+    agent.child.kill(signal);
+    const { code, signal: killedBy, at } = await agent.exited;
+    assert.equal(killedBy ?? null, null, `killed by ${killedBy}`);
+    assert.equal(code, 0);
+    // The agent's own shutdown deadline is 1 s; the margin absorbs a loaded CI machine (the
+    // typical figure is in the benchmark, not here).
+    assert.ok(at - t0 < 3000, `exited after ${Math.round(at - t0)} ms`);
+    const response = agent.frames.find((f) => f.id === 2);
+    assert.equal(response?.result?.stopReason, "cancelled", "the running turn was answered as cancelled");
+    assert.deepEqual(agent.violations, []);
+    const db = join(env.CORVID_DATA_DIR, "sessions.db");
+    const rows = execFileSync(
+      "python3",
+      ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('select status, stop_reason from turns').fetchall()))", db],
+      { encoding: "utf8" },
+    );
+    assert.deepEqual(JSON.parse(rows), [["finished", "cancelled"]]);
+  });
+}
 
 test("nothing but frames on stdout, even with debug logging on", () =>
   withAgent(async (agent) => {

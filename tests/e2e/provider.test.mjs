@@ -1,6 +1,8 @@
 // Model-provider behaviour through the real binary: configuration, discovery, failures.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, spawnAgent, withInitializedAgent } from "../support/agent.mjs";
@@ -31,6 +33,43 @@ test("no provider and no Ollama: initialize offers a setup auth method, session/
     assert.equal(a.error.code, -32000);
     assert.equal((await agent.request(3, "authenticate", { methodId: "bogus" })).error.code, -32602);
   }));
+
+test("the setup text names what was tried: the configured Ollama URL and the config file in use", () => {
+  const env = agentEnv();
+  return withAgent(env, async (agent) => {
+    const init = agent.frames.find((f) => f.id === 0).result;
+    const text = init.authMethods[0].description;
+    assert.ok(text.includes("http://127.0.0.1:9"), text); // agentEnv's closed discovery URL
+    assert.ok(text.includes(env.CORVID_CONFIG), text);
+    assert.ok(!text.includes("11434"), "not the built-in default");
+    const r = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+    assert.equal(r.error.message, text);
+  });
+});
+
+// A broken start must not look like a crash to the editor: initialize is answered, and the
+// problem is what it shows as the way to sign in and as session/new's error.
+for (const [what, write, expected] of [
+  ["a CORVID_CONFIG that names a missing file", null, /cannot read config file .*missing\.toml: No such file or directory \(os error 2\)$/],
+  ["a config file that does not parse", "[provider]\nmodel = \"a\"\nbase_url = = 3\n", /invalid config file .*broken\.toml: line 3, column 12: /],
+]) {
+  test(`${what}: initialize is answered with an auth method naming the file and the problem; session/new says the same`, () => {
+    const env = agentEnv({ fake });
+    const path = join(env.HOME, write === null ? "missing.toml" : "broken.toml");
+    if (write !== null) writeFileSync(path, write);
+    return withAgent({ ...env, CORVID_CONFIG: path }, async (agent) => {
+      const init = agent.frames.find((f) => f.id === 0).result;
+      assert.equal(init.authMethods.length, 1, JSON.stringify(init.authMethods));
+      const text = init.authMethods[0].description;
+      assert.match(text, expected);
+      assert.ok(text.includes(path), text);
+      assert.equal(text.split("os error").length <= 2, true, `said once: ${text}`);
+      const r = await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] });
+      assert.equal(r.error.code, -32000);
+      assert.equal(r.error.message, text);
+    });
+  });
+}
 
 test("a local Ollama is discovered at session/new and its first model is used", () =>
   // The fake server speaks Ollama's OpenAI-compatible API under /v1.

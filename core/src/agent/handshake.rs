@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use super::params::parse;
 use super::{Agent, AgentError, LOGIN_ARG, LOGIN_AUTH_METHOD, SETUP_AUTH_METHOD, to_value};
-use crate::config::HOW_TO_CONFIGURE;
 use crate::editor::ClientFeatures;
 
 impl Agent {
@@ -43,10 +42,15 @@ impl Agent {
                     .args(vec![LOGIN_ARG.to_string()]),
             ));
         }
-        if self.config.provider.is_none() || self.is_signed_out() {
+        if let Some(problem) = &self.config.problem {
+            // A broken or missing config file: the editor shows this where it lists sign-in ways.
+            auth_methods.push(acp::AuthMethod::Agent(
+                acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Fix Corvid's configuration").description(problem.clone()),
+            ));
+        } else if self.config.provider.is_none() || self.is_signed_out() {
             auth_methods.push(acp::AuthMethod::Agent(
                 acp::AuthMethodAgent::new(SETUP_AUTH_METHOD, "Configure a model provider")
-                    .description(HOW_TO_CONFIGURE.to_string()),
+                    .description(self.config.how_to_configure()),
             ));
         }
         let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());

@@ -126,6 +126,9 @@ impl Agent {
 
     /// The session's endpoint and models (for its agent alias), unless the user signed out.
     async fn model_source(&self, agent: Option<&AgentChoice>) -> Result<Arc<model_source::ModelSource>, AgentError> {
+        if let Some(problem) = &self.config.problem {
+            return Err(AgentError::AuthRequired(problem.clone()));
+        }
         if self.is_signed_out() {
             return Err(AgentError::AuthRequired(SIGNED_OUT.to_string()));
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use crate::agent::error::AgentError;
-use crate::config::{Config, HOW_TO_CONFIGURE};
+use crate::config::Config;
 use crate::provider::Endpoint;
 use crate::provider::discovery::{list_models, probe_ollama};
 
@@ -77,7 +77,7 @@ impl ModelSourceResolver {
                     tracing::info!(model = %default_model, "using local Ollama");
                     Ok(ModelSource { endpoint, models, default_model })
                 }
-                None => Err(AgentError::AuthRequired(HOW_TO_CONFIGURE.to_string())),
+                None => Err(AgentError::AuthRequired(config.how_to_configure())),
             },
         }
     }

@@ -96,11 +96,22 @@ pub(super) struct DiscoverySection {
 /// The file at `path`; `None` when it is missing and the user did not name it.
 pub(super) fn read(path: &Path, explicit: bool) -> Result<Option<FileConfig>, ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => {
-            toml::from_str(&text).map(Some).map_err(|source| ConfigError::Parse { path: path.to_path_buf(), source })
-        }
+        Ok(text) => toml::from_str(&text)
+            .map(Some)
+            .map_err(|e| ConfigError::Parse { path: path.to_path_buf(), reason: parse_reason(&text, &e) }),
         // A missing default file is normal; a missing file the user named is an error.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(None),
-        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        Err(reason) => Err(ConfigError::Read { path: path.to_path_buf(), reason }),
     }
+}
+
+/// A TOML error in one line: where (1-based line and column, from the error's byte span) and
+/// what. toml's own message spans several lines with a drawing of the spot.
+pub(crate) fn parse_reason(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim();
+    let Some(span) = e.span() else { return message.to_string() };
+    let before = text.get(..span.start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}: {message}")
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 pub use agents::AgentProfile;
 use file::FileConfig;
+pub(crate) use file::parse_reason;
 
 use crate::provider::{ProviderKind, UnknownProvider};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
@@ -27,13 +28,16 @@ const ANTHROPIC_CONTEXT_WINDOW: u64 = 200_000;
 const DEFAULT_CURRENCY: &str = "USD";
 
 #[derive(Debug, thiserror::Error)]
+// The causes are part of each message and not `#[source]`s: error chains printed with their
+// sources (anyhow's `{:#}`) would say them twice.
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("cannot write config file {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
-    #[error("invalid config file {path}: {source}")]
-    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("cannot read config file {path}: {reason}")]
+    Read { path: PathBuf, reason: std::io::Error },
+    #[error("cannot write config file {path}: {reason}")]
+    Write { path: PathBuf, reason: std::io::Error },
+    /// `reason` names the line and column.
+    #[error("invalid config file {path}: {reason}")]
+    Parse { path: PathBuf, reason: String },
     #[error(transparent)]
     UnknownProvider(#[from] UnknownProvider),
 }
@@ -85,6 +89,11 @@ pub struct Config {
     pub max_output_tokens: u32,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// The file Corvid looked for (`$CORVID_CONFIG` or the default path), read or not.
+    pub file: Option<PathBuf>,
+    /// Why the configuration could not be loaded (a missing or broken file). Corvid then still
+    /// answers `initialize` but opens no session, and says this instead.
+    pub problem: Option<String>,
     /// Agent aliases from `[agents.<alias>]`.
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
@@ -160,8 +169,21 @@ impl Config {
             Some(p) => file::read(p, explicit)?,
             None => None,
         };
-        let source = file.as_ref().and(path);
-        Self::resolve(file.unwrap_or_default(), env, home.as_deref(), source)
+        let source = file.as_ref().and(path.clone());
+        let mut config = Self::resolve(file.unwrap_or_default(), env, home.as_deref(), source)?;
+        config.file = path;
+        Ok(config)
+    }
+
+    /// [`Config::load_from`], or, when that fails, the defaults with the failure as
+    /// [`Config::problem`]: an editor that starts Corvid gets an `initialize` answer that says
+    /// what is wrong, instead of a process that exited before it.
+    pub fn load_or_problem(env: &dyn Env) -> Self {
+        Self::load_from(env).unwrap_or_else(|e| Config {
+            problem: Some(e.to_string()),
+            file: Self::file_path(env).0,
+            ..Config::default()
+        })
     }
 
     fn resolve(
@@ -248,6 +270,8 @@ impl Config {
             context_window: section.context_window.unwrap_or(default_window),
             max_output_tokens: section.max_output_tokens.unwrap_or(defaults.max_output_tokens).max(1),
             source,
+            file: None,
+            problem: None,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
         })
@@ -279,19 +303,34 @@ impl Default for Config {
             mcp_call_timeout: Duration::from_secs(120),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             source: None,
+            file: None,
+            problem: None,
             agents: Default::default(),
             default_agent: None,
         }
     }
 }
 
-/// How to configure a provider; shown in `session/new`'s auth error and the auth method.
-pub const HOW_TO_CONFIGURE: &str = "No model provider is configured and no local Ollama answered at \
-http://127.0.0.1:11434. Set CORVID_BASE_URL (an OpenAI-compatible endpoint such as \
-https://api.openai.com/v1 or https://openrouter.ai/api/v1), CORVID_API_KEY and CORVID_MODEL in the \
-environment the editor starts Corvid with, or put a [provider] section with base_url, api_key and \
-model in ~/.config/corvid/config.toml; or start Ollama (ollama serve) with a model pulled. For \
-Anthropic's Claude models set CORVID_PROVIDER=anthropic, ANTHROPIC_API_KEY and CORVID_MODEL.";
+impl Config {
+    /// How to configure a provider, naming what was tried (the Ollama URL, the config file);
+    /// shown in `session/new`'s auth error and the auth method.
+    pub fn how_to_configure(&self) -> String {
+        let file = match &self.file {
+            Some(path) => format!("a [provider] section with base_url, api_key and model in {}", path.display()),
+            None => "a [provider] section with base_url, api_key and model in a config file named by \
+                     CORVID_CONFIG"
+                .to_string(),
+        };
+        format!(
+            "No model provider is configured and no local Ollama answered at {ollama}. Set CORVID_BASE_URL (an \
+             OpenAI-compatible endpoint such as https://api.openai.com/v1 or https://openrouter.ai/api/v1), \
+             CORVID_API_KEY and CORVID_MODEL in the environment the editor starts Corvid with, or put {file}; or \
+             start Ollama (ollama serve) with a model pulled. For Anthropic's Claude models set \
+             CORVID_PROVIDER=anthropic, ANTHROPIC_API_KEY and CORVID_MODEL.",
+            ollama = self.ollama_url,
+        )
+    }
+}
 
 #[cfg(test)]
 mod tests;

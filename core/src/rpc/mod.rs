@@ -71,9 +71,11 @@ pub trait Handler: Send + Sync + 'static {
     fn shutdown(&self) -> BoxFuture<'static, ()>;
 }
 
-/// How long shutdown waits for turns and request tasks to wind down before giving up
-/// (the process must be gone within 1 s of losing its client).
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(700);
+/// How long shutdown lets request tasks finish on their own (turns are cancelled at once)...
+const ANSWER_GRACE: Duration = Duration::from_millis(500);
+/// ...and then how long the cancelled rest may take to answer. Together with the drain and the
+/// stdout writer's deadline the process is gone within 1 s of losing its client.
+const CANCEL_GRACE: Duration = Duration::from_millis(200);
 /// How long the handler's final drain (e.g. the store flush) may take after that.
 const DRAIN_GRACE: Duration = Duration::from_millis(150);
 
@@ -184,14 +186,19 @@ pub async fn run_connection<H: Handler>(
     }
 
     tracing::debug!("connection ending; cancelling work");
-    // The handler cancels its work now; what it returns (e.g. a final flush) runs once the
-    // request tasks (turns answering `cancelled`) have had their chance to finish.
+    // The handler cancels its work now (turns answer `cancelled`); what it returns (e.g. a
+    // final flush) runs once the request tasks have had their chance to finish. Requests that
+    // need nothing more from the client (an `initialize` piped in right before end of input)
+    // are answered; only what outlasts the grace is cancelled, and gets -32800.
     let drain = handler.shutdown();
-    connection_gone.cancel();
     tasks.close();
-    if tokio::time::timeout(SHUTDOWN_GRACE, tasks.wait()).await.is_err() {
-        tracing::warn!("some requests did not finish within the shutdown grace period");
+    if tokio::time::timeout(ANSWER_GRACE, tasks.wait()).await.is_err() {
+        connection_gone.cancel();
+        if tokio::time::timeout(CANCEL_GRACE, tasks.wait()).await.is_err() {
+            tracing::warn!("some requests did not finish within the shutdown grace period");
+        }
     }
+    connection_gone.cancel();
     let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
     peer.close();
 }
