@@ -1,6 +1,7 @@
-// A scripted model server on 127.0.0.1 (random port) that speaks both OpenAI-compatible
-// Chat Completions (`POST /v1/chat/completions`) and the Anthropic Messages API
-// (`POST /v1/messages`), from the same script specs.
+// A scripted model server on 127.0.0.1 (random port) that speaks OpenAI-compatible Chat
+// Completions (`POST /v1/chat/completions`), the Anthropic Messages API (`POST /v1/messages`)
+// and the OpenAI Responses API (`POST /v1/responses`, what Codex speaks; used by the peer
+// benchmark), from the same script specs.
 //
 // Tests register replies keyed by a marker that appears in the latest user message;
 // a prompt without a known marker gets an echo. Every request body and its headers are
@@ -24,7 +25,13 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       res.end(JSON.stringify({ object: "list", data: models.map((id) => ({ id, object: "model" })) }));
       return;
     }
-    const api = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : null;
+    const api = url.pathname.endsWith("/chat/completions")
+      ? "openai"
+      : url.pathname.endsWith("/messages")
+        ? "anthropic"
+        : url.pathname.endsWith("/responses")
+          ? "responses"
+          : null;
     if (req.method !== "POST" || !api) {
       res.writeHead(404).end();
       return;
@@ -33,6 +40,10 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw);
     requests.push({ api, body, headers: req.headers });
+    if (api === "responses") {
+      await serveResponses(body, res);
+      return;
+    }
     // Anthropic: the user's text is a text block; user messages holding only tool results
     // do not count as the user speaking.
     const userText = (m) =>
@@ -192,6 +203,39 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     }
     res.write(ev("message_delta", { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
     res.end(ev("message_stop"));
+  }
+
+  // The Responses API: `input` items instead of messages. Only plain answers are scripted here
+  // (`chunks` of content; tool calls are not needed by the peer benchmark).
+  async function serveResponses(body, res) {
+    const texts = (item) =>
+      item.role === "user" && Array.isArray(item.content)
+        ? item.content.filter((c) => c.type === "input_text").map((c) => c.text).join("")
+        : typeof item.content === "string" && item.role === "user"
+          ? item.content
+          : "";
+    const lastUser = (body.input ?? []).map(texts).filter(Boolean).at(-1) ?? "";
+    let marker = null;
+    for (const key of replies.keys()) if (lastUser.includes(key)) marker = key;
+    const spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const ev = (type, data = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const id = `resp_${requests.length}`;
+    const itemId = `msg_${requests.length}`;
+    res.write(ev("response.created", { response: { id, object: "response", status: "in_progress", output: [] } }));
+    res.write(ev("response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } }));
+    let text = "";
+    for (const c of spec.chunks ?? []) {
+      if (res.destroyed) return;
+      if (spec.delayMs) await sleep(spec.delayMs);
+      if (c.content === undefined) continue;
+      text += c.content;
+      res.write(ev("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: c.content }));
+    }
+    const item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
+    res.write(ev("response.output_item.done", { output_index: 0, item }));
+    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+    res.end(ev("response.completed", { response: { id, object: "response", status: "completed", output: [item], usage } }));
   }
 
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
