@@ -52,17 +52,36 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         .await
         .map_err(|source| StoreError::Open { location: location.clone(), source })?;
     let connected = t0.elapsed();
-    // sqlx cannot lock an SQLite database around its migrations, so two processes starting
-    // on a new file would both try to create the tables. A lock file serializes them.
-    let lock = migration_lock(path).await?;
-    MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
-    drop(lock);
+    if !up_to_date(&pool).await {
+        // sqlx cannot lock an SQLite database around its migrations, so two processes
+        // starting on a new file would both try to create the tables. A lock file serializes
+        // them.
+        let lock = migration_lock(path).await?;
+        MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
+        drop(lock);
+    }
     tracing::debug!(
         connect_us = connected.as_micros() as u64,
         total_us = t0.elapsed().as_micros() as u64,
         "session store open"
     );
     Ok(pool)
+}
+
+/// Whether the file already has exactly our migrations, applied (every start after the first).
+/// One read instead of the lock file and sqlx's migrator, which writes (it creates its table
+/// if missing) before it looks; `initialize` waits for the store, so this is start-up time.
+/// Anything else (a new file, a newer or different schema, a failed migration) takes the full
+/// path, which applies what is missing or reports the mismatch.
+async fn up_to_date(pool: &SqlitePool) -> bool {
+    let applied: Result<Vec<(i64, Vec<u8>)>, _> =
+        sqlx::query_as("SELECT version, checksum FROM _sqlx_migrations WHERE success ORDER BY version")
+            .fetch_all(pool)
+            .await;
+    let Ok(applied) = applied else { return false };
+    let ours = MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration());
+    let ours: Vec<(i64, Vec<u8>)> = ours.map(|m| (m.version, m.checksum.to_vec())).collect();
+    applied == ours
 }
 
 /// An exclusive advisory lock on `<db>.lock`, held while migrating.
@@ -79,4 +98,42 @@ async fn migration_lock(db: &Path) -> Result<std::fs::File, StoreError> {
     .await
     .map_err(|e| StoreError::Lock { path: shown.clone(), source: std::io::Error::other(e) })?
     .map_err(|source| StoreError::Lock { path: shown, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_a_file_with_exactly_our_migrations_skips_the_migrator() -> Result<(), StoreError> {
+        let dir = std::env::temp_dir().join(format!("corvid-migrate-{}", uuid::Uuid::new_v4()));
+        let path = dir.join("sessions.db");
+        let fresh = open(&path).await?;
+        assert!(up_to_date(&fresh).await, "open migrated the new file");
+        fresh.close().await;
+
+        // A schema this build does not know (a newer Corvid's, or a changed migration) is not
+        // up to date: the migrator runs and reports it.
+        let pool = open(&path).await?;
+        sqlx::query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = 1")
+            .execute(&pool)
+            .await
+            .map_err(|source| StoreError::Open { location: path.display().to_string(), source })?;
+        assert!(!up_to_date(&pool).await);
+        pool.close().await;
+        assert!(matches!(open(&path).await, Err(StoreError::Migrate { .. })));
+
+        let empty = dir.join("empty.db");
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", empty.display()))
+            .map_err(|source| StoreError::Open { location: String::new(), source })?
+            .create_if_missing(true);
+        let pool = SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .map_err(|source| StoreError::Open { location: String::new(), source })?;
+        assert!(!up_to_date(&pool).await, "no migrations table at all");
+        pool.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
 }
