@@ -5,12 +5,14 @@
 
 mod agents;
 mod file;
+mod sandbox;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use agents::AgentProfile;
 use file::FileConfig;
+pub use sandbox::{SandboxConfig, SandboxMode, UnknownSandboxMode};
 
 use crate::provider::{ProviderKind, UnknownProvider};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
@@ -36,6 +38,8 @@ pub enum ConfigError {
     Parse { path: PathBuf, source: toml::de::Error },
     #[error(transparent)]
     UnknownProvider(#[from] UnknownProvider),
+    #[error(transparent)]
+    UnknownSandboxMode(#[from] UnknownSandboxMode),
 }
 
 /// A model provider the user configured explicitly.
@@ -89,6 +93,8 @@ pub struct Config {
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
+    /// `[sandbox]`: how commands are confined.
+    pub sandbox: SandboxConfig,
 }
 
 /// What one connection runs with beside the [`Config`] all of them share: set by the front end
@@ -250,6 +256,22 @@ impl Config {
             source,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
+            sandbox: Self::sandbox(file.sandbox.unwrap_or_default(), env)?,
+        })
+    }
+
+    /// `[sandbox]`, with `CORVID_SANDBOX` over its mode.
+    fn sandbox(section: file::SandboxSection, env: &dyn Env) -> Result<SandboxConfig, ConfigError> {
+        let mode = match env.var("CORVID_SANDBOX").or(section.mode) {
+            Some(id) => SandboxMode::from_id(&id).ok_or(UnknownSandboxMode(id))?,
+            None => SandboxMode::default(),
+        };
+        Ok(SandboxConfig {
+            mode,
+            network: section.network.unwrap_or(false),
+            writable_roots: section.writable_roots.unwrap_or_default(),
+            required: section.required.unwrap_or(false),
+            launcher: sandbox::default_launcher(),
         })
     }
 }
@@ -281,6 +303,7 @@ impl Default for Config {
             source: None,
             agents: Default::default(),
             default_agent: None,
+            sandbox: SandboxConfig::default(),
         }
     }
 }
