@@ -22,6 +22,7 @@
 //!
 //! All four are inherited by every descendant (`setsid`, double forks, `nohup` included).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -81,7 +82,7 @@ fn landlock(policy: &Policy) -> Result<RulesetStatus, SandboxError> {
     if !policy.network {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?.scope(Scope::AbstractUnixSocket)?;
     }
-    let mut rules = Rules { created: ruleset.create()? };
+    let mut rules = Rules { created: ruleset.create()?, parents: HashMap::new() };
     for path in cover(Path::new("/"), &policy.forbidden, &Disk) {
         rules.add(&path, read, &policy.forbidden)?;
     }
@@ -101,13 +102,19 @@ fn landlock(policy: &Policy) -> Result<RulesetStatus, SandboxError> {
 
 struct Rules {
     created: RulesetCreated,
+    /// The directories rules are opened from, each opened and checked once (`None`: it is
+    /// not where it was listed, so nothing is opened from it).
+    parents: HashMap<PathBuf, Option<OwnedFd>>,
 }
 
 impl Rules {
-    /// A rule granting `access` beneath `path`, unless what is really opened there is a link
-    /// or overlaps `excluded` (swapped since it was listed); a path that is gone is skipped.
+    /// A rule granting `access` beneath `path`, unless `path` overlaps `excluded`, is gone, or
+    /// is now a link.
     fn add(&mut self, path: &Path, access: BitFlags<AccessFs>, excluded: &[PathBuf]) -> Result<(), SandboxError> {
-        let Some((fd, is_dir)) = open_rule_path(path, excluded) else { return Ok(()) };
+        if overlaps(path, excluded) {
+            return Ok(());
+        }
+        let Some((fd, is_dir)) = self.open(path) else { return Ok(()) };
         // A rule on a file may only name the rights that apply to files.
         let access = if is_dir { access } else { access & AccessFs::from_file(ABI_USED) };
         if access.is_empty() {
@@ -116,24 +123,36 @@ impl Rules {
         (&mut self.created).add_rule(PathBeneath::new(fd, access))?;
         Ok(())
     }
+
+    /// Opens `path` itself from its parent's descriptor (`O_PATH | O_NOFOLLOW`: a link is
+    /// opened as the link, never followed) and says whether it is a directory. The parent was
+    /// checked to be where it was listed, so a directory swapped for a link on the way since
+    /// the listing cannot redirect a rule; that costs one check per directory, not per entry.
+    fn open(&mut self, path: &Path) -> Option<(OwnedFd, bool)> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            // `/` itself.
+            let fd = nix::fcntl::open(path, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty());
+            return fd.ok().map(|fd| (fd, true));
+        };
+        let parent = self.parents.entry(parent.to_path_buf()).or_insert_with(|| open_checked_dir(parent)).as_ref()?;
+        let flags = OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let file = File::from(nix::fcntl::openat(parent, name, flags, Mode::empty()).ok()?);
+        let meta = file.metadata().ok()?;
+        if meta.file_type().is_symlink() {
+            return None;
+        }
+        Some((OwnedFd::from(file), meta.is_dir()))
+    }
 }
 
-/// Opens `path` itself (`O_PATH | O_NOFOLLOW`: a link is opened as the link, never followed)
-/// and says whether it is a directory. `None`: missing, a link, or really somewhere excluded.
-fn open_rule_path(path: &Path, excluded: &[PathBuf]) -> Option<(OwnedFd, bool)> {
-    let fd = nix::fcntl::open(path, OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty()).ok()?;
-    let file = File::from(fd);
-    let meta = file.metadata().ok()?;
-    if meta.file_type().is_symlink() {
-        return None;
+/// The directory at `dir`, if that is really where it is (its path has no link in it: the
+/// policy's paths are canonical). Without /proc the open alone stands.
+fn open_checked_dir(dir: &Path) -> Option<OwnedFd> {
+    let fd = nix::fcntl::open(dir, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty()).ok()?;
+    match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+        Ok(real) if real != dir => None,
+        _ => Some(fd),
     }
-    // Where the open really landed (a directory on the way may have been swapped for a link
-    // since the listing). Without /proc, the listing's check stands alone.
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap_or_else(|_| path.to_path_buf());
-    if overlaps(&real, excluded) {
-        return None;
-    }
-    Some((OwnedFd::from(file), meta.is_dir()))
 }
 
 #[cfg(test)]
