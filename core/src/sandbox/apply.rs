@@ -11,13 +11,13 @@
 //!    gets it; descendants that leave its process group are not covered by it.
 //! 2. **`no_new_privs`**: nothing it execs can gain privileges (set-user-id binaries, file
 //!    capabilities), so nothing inside can lift the confinement; Landlock and seccomp need it.
-//! 3. **Landlock**: every file-system right of the newest ABI this build knows is handled, so
-//!    only what the rules grant is allowed: read and execute everywhere but the forbidden
-//!    subtrees (`cover` works out the rules that leave them out), every right beneath the
-//!    writable roots (their forbidden and read-only subtrees left out too) and the session's
-//!    temp dir, reading and writing the few device files commands need. Without network,
-//!    TCP bind/connect are handled too (no rule grants them), and so are the scopes: no
-//!    signals to processes outside the sandbox, no abstract Unix sockets made outside it.
+//! 3. **Landlock**: every file-system right of [`ABI_USED`] is handled, so only what the rules
+//!    grant is allowed: read and execute everywhere but the forbidden subtrees (`cover` works
+//!    out the rules that leave them out), every right beneath the writable roots (their
+//!    forbidden and read-only subtrees left out too) and the session's temp dir, reading and
+//!    writing the few device files commands need. Signals to processes outside the sandbox
+//!    are refused (the signal scope). Without network, TCP bind/connect are handled too (no
+//!    rule grants them) and abstract Unix sockets made outside the sandbox are out of reach.
 //! 4. **seccomp** (`network`), unless the policy allows the network.
 //!
 //! All four are inherited by every descendant (`setsid`, double forks, `nohup` included).
