@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod provider;
 pub mod roots;
 pub mod rpc;
+pub mod sandbox;
 pub mod store;
 pub mod tools;
 pub mod transport;

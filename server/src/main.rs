@@ -7,8 +7,10 @@
 
 mod bridge;
 mod chat;
+mod sandbox;
 mod serve;
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -103,6 +105,17 @@ enum Command {
     Login,
     /// Remove the stored API key from the config file.
     Logout,
+    /// Internal: confine this process to a sandbox policy, then exec the command (how Corvid
+    /// runs the commands the model asks for).
+    #[command(hide = true)]
+    Sandbox {
+        /// The policy, as JSON (`corvid_core::sandbox::Policy`).
+        #[arg(long, value_name = "JSON")]
+        policy: String,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<OsString>,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -116,6 +129,7 @@ fn main() -> std::process::ExitCode {
         }
         Command::Acp { log_file, store, login: false, connect: None, .. } => exit_code(run_acp(log_file, store)),
         Command::Serve(args) => exit_code(serve::run(args)),
+        Command::Sandbox { policy, command } => sandbox::run(&policy, &command),
     }
 }
 

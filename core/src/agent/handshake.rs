@@ -59,7 +59,8 @@ impl Agent {
             Err(reason) => serde_json::json!({ "status": "unavailable", "reason": reason }),
         };
         let mut meta = serde_json::Map::new();
-        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta }));
+        let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
+        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox }));
         to_value(
             &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
                 .agent_capabilities(capabilities)

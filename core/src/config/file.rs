@@ -21,6 +21,20 @@ pub(super) struct FileConfig {
     /// Agent aliases: `[agents.<alias>]`.
     pub(super) agents: Option<std::collections::BTreeMap<String, AgentSection>>,
     pub(super) acp: Option<AcpSection>,
+    pub(super) sandbox: Option<SandboxSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SandboxSection {
+    /// `workspace-write` (default), `read-only` or `off`.
+    pub(super) mode: Option<String>,
+    /// Whether commands may use the network (default false).
+    pub(super) network: Option<bool>,
+    /// Extra folders commands may write to.
+    pub(super) writable_roots: Option<Vec<PathBuf>>,
+    /// Refuse commands where the kernel cannot confine them (default false).
+    pub(super) required: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

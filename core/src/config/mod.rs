@@ -5,6 +5,7 @@
 
 mod agents;
 mod file;
+mod sandbox;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use std::time::Duration;
 pub use agents::AgentProfile;
 use file::FileConfig;
 pub(crate) use file::parse_reason;
+pub use sandbox::{SandboxConfig, SandboxMode, UnknownSandboxMode};
 
 use crate::provider::{ProviderKind, UnknownProvider};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
@@ -40,6 +42,8 @@ pub enum ConfigError {
     Parse { path: PathBuf, reason: String },
     #[error(transparent)]
     UnknownProvider(#[from] UnknownProvider),
+    #[error(transparent)]
+    UnknownSandboxMode(#[from] UnknownSandboxMode),
 }
 
 /// A model provider the user configured explicitly.
@@ -98,6 +102,8 @@ pub struct Config {
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
+    /// `[sandbox]`: how commands are confined.
+    pub sandbox: SandboxConfig,
 }
 
 /// What one connection runs with beside the [`Config`] all of them share: set by the front end
@@ -274,6 +280,22 @@ impl Config {
             problem: None,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
+            sandbox: Self::sandbox(file.sandbox.unwrap_or_default(), env)?,
+        })
+    }
+
+    /// `[sandbox]`, with `CORVID_SANDBOX` over its mode.
+    fn sandbox(section: file::SandboxSection, env: &dyn Env) -> Result<SandboxConfig, ConfigError> {
+        let mode = match env.var("CORVID_SANDBOX").or(section.mode) {
+            Some(id) => SandboxMode::from_id(&id).ok_or(UnknownSandboxMode(id))?,
+            None => SandboxMode::default(),
+        };
+        Ok(SandboxConfig {
+            mode,
+            network: section.network.unwrap_or(false),
+            writable_roots: section.writable_roots.unwrap_or_default(),
+            required: section.required.unwrap_or(false),
+            launcher: sandbox::default_launcher(),
         })
     }
 }
@@ -307,6 +329,7 @@ impl Default for Config {
             problem: None,
             agents: Default::default(),
             default_agent: None,
+            sandbox: SandboxConfig::default(),
         }
     }
 }

@@ -142,3 +142,25 @@ fn agent_aliases_and_their_provider_overrides() {
     let e = Config::resolve(bad, &MapEnv(HashMap::new()), None, None).expect_err("unknown kind");
     assert!(e.to_string().starts_with("unsupported provider `nope (in [agents.x])`: Corvid supports `openai`"), "{e}");
 }
+
+#[test]
+fn the_sandbox_section_and_its_environment_override() {
+    let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
+    assert_eq!(c.sandbox.mode, SandboxMode::WorkspaceWrite);
+    assert!(!c.sandbox.network && !c.sandbox.required && c.sandbox.writable_roots.is_empty());
+
+    let f = "[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable_roots = [\"/opt/cache\"]\nrequired = true\n";
+    let c = Config::resolve(file(f), &MapEnv(HashMap::new()), None, None).expect("config");
+    assert_eq!(c.sandbox.mode, SandboxMode::ReadOnly);
+    assert!(c.sandbox.network && c.sandbox.required);
+    assert_eq!(c.sandbox.writable_roots, vec![PathBuf::from("/opt/cache")]);
+
+    let env = MapEnv(HashMap::from([("CORVID_SANDBOX", "off")]));
+    let c = Config::resolve(file(f), &env, None, None).expect("config");
+    assert_eq!(c.sandbox.mode, SandboxMode::Off);
+
+    let env = MapEnv(HashMap::from([("CORVID_SANDBOX", "loose")]));
+    let e = Config::resolve(FileConfig::default(), &env, None, None).expect_err("unknown mode");
+    assert!(e.to_string().contains("`workspace-write`"), "{e}");
+    assert!(toml::from_str::<FileConfig>("[sandbox]\nnetwrok = true\n").is_err());
+}

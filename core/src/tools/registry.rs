@@ -60,6 +60,8 @@ pub struct ToolContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Where binary results (MCP images, blobs) are stored.
     pub uploads: &'a Path,
+    /// How commands are confined; `None`: they run unconfined (sandbox off, no launcher).
+    pub sandbox: Option<&'a crate::sandbox::Launch>,
 }
 
 impl ToolContext<'_> {

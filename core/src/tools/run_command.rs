@@ -51,7 +51,7 @@ impl Tool for RunCommand {
 /// The command on this machine, its output shown in the card as it grows (throttled).
 async fn run_local(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let run = super::shell::run(args, cx.jail, tx, cx.cancel);
+    let run = super::shell::run(args, cx.jail, cx.sandbox, tx, cx.cancel);
     tokio::pin!(run);
     let mut last_sent = tokio::time::Instant::now();
     let mut pending: Option<String> = None;

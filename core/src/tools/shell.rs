@@ -1,5 +1,7 @@
 //! run_command on this machine: a shell command in the session cwd, in its own process group,
 //! with its output streamed to the caller, a timeout, an output cap, and a kill on cancel.
+//! With a sandbox, the process is the launcher, which confines itself and execs the shell in
+//! place (same pid, same process group).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Jail, Output, ToolError, parse_args};
+use crate::sandbox::Launch;
 
 const DEFAULT_TIMEOUT: u64 = 120;
 const MAX_TIMEOUT: u64 = 1800;
@@ -54,19 +57,29 @@ pub enum Ended {
     Cancelled,
 }
 
-/// Runs the command; `progress` receives the output accumulated so far, as it grows.
+/// Runs the command (through the sandbox's launcher, if any); `progress` receives the output
+/// accumulated so far, as it grows.
 pub async fn run(
     args: &Value,
     jail: &Jail,
+    sandbox: Option<&Launch>,
     progress: mpsc::UnboundedSender<String>,
     cancel: &CancellationToken,
 ) -> Result<Output, ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(&a.command)
-        .current_dir(jail.cwd())
+    let mut cmd = match sandbox {
+        Some(launch) => launch
+            .command(&a.command)
+            .await
+            .map_err(|e| ToolError::Failed(format!("cannot make the command's temp dir: {e}")))?,
+        None => {
+            let mut cmd = tokio::process::Command::new("sh");
+            cmd.arg("-c").arg(&a.command);
+            cmd
+        }
+    };
+    cmd.current_dir(jail.cwd())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -5,9 +5,11 @@
 use futures_util::future::BoxFuture;
 
 use super::Turn;
+use crate::agent::modes::Mode;
 use crate::agent::permission::{self, Decision, Question};
 use crate::event::{Event, PlanItem, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
+use crate::sandbox::Launch;
 use crate::tools::{Announce, Registry, Tool, ToolContext, ToolError, Updates};
 
 /// The client's card of one call, as the running tool sees it.
@@ -81,6 +83,10 @@ impl Turn {
         };
         let updates = Card { turn: self, id: &id };
         let uploads = self.config.data_dir.join("uploads");
+        // Built for each call: the session's mode (read-only confines commands further) may
+        // change between calls.
+        let read_only = self.session.state().mode == Mode::ReadOnly;
+        let sandbox = Launch::for_session(&self.config, &self.session.roots, &self.session.id, read_only);
         let cx = ToolContext {
             call_id: &id,
             jail: &self.jail,
@@ -88,6 +94,7 @@ impl Turn {
             updates: &updates,
             cancel: &self.cancel,
             uploads: &uploads,
+            sandbox: sandbox.as_ref(),
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
             Ok(Decision::Allow) => {}

@@ -1,0 +1,39 @@
+//! Commands in an OS sandbox (Linux: Landlock + seccomp).
+//!
+//! The file tools cannot leave the session's folders (`tools::Jail`); this holds commands to
+//! the same line. A command runs as `corvid sandbox --policy <JSON> -- sh -c CMD`: the
+//! launcher confines itself and execs the shell, and everything the command starts inherits
+//! the confinement. Here: `policy` (what a command may read, write and reach, built from the
+//! session and the config), `cover` (the Landlock rules that leave the forbidden subtrees
+//! out), `apply` (what the launcher does to itself), `network` (the seccomp filter),
+//! `probe` (what the kernel supports, and the report of what is in force), `launcher` (the
+//! argv that runs a command through it).
+//!
+//! Where there is no launcher (an embedder that names none) or the sandbox is off, commands
+//! run as before. Where the kernel has no Landlock, the launcher still runs (the network
+//! filter and the parent-death signal still apply) unless `[sandbox] required = true`, which
+//! makes it refuse the command.
+
+mod apply;
+mod cover;
+mod launcher;
+mod network;
+mod policy;
+mod probe;
+
+pub use apply::{Applied, apply};
+pub use launcher::Launch;
+pub use policy::Policy;
+pub use probe::{Status, landlock_abi};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("prctl: {0}")]
+    Prctl(nix::Error),
+    #[error("Landlock: {0}")]
+    Landlock(#[from] landlock::RulesetError),
+    #[error("seccomp: {0}")]
+    Seccomp(String),
+    #[error("the kernel cannot enforce the sandbox (no Landlock) and [sandbox] required = true; command refused")]
+    Unavailable,
+}

@@ -1,0 +1,180 @@
+// Commands in the OS sandbox, through the real binary, driven by the official SDK (2.x app
+// API) and the scripted fake model, in `full` mode (nothing asks: the sandbox alone decides).
+// Work inside the session's folder and TMPDIR succeeds; writes beside it and to $HOME fail,
+// from grandchildren too; forbidden paths cannot be read, and what they hold reaches neither
+// the tool card nor the model; a loopback server gets no request; CORVID_SANDBOX=off restores
+// the old behaviour; `initialize` reports what is in force. Skipped (with the reason) only
+// where the kernel has no Landlock.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import * as acp from "@agentclientprotocol/sdk";
+import { startFakeModel } from "../support/fake-model.mjs";
+import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
+
+/** Why the sandbox cannot run here, or null: asks the launcher itself to require Landlock. */
+function noLandlock() {
+  const policy = JSON.stringify({ roots: [], tmp: "/nonexistent", required: true });
+  const r = spawnSync(corvidBin(), ["sandbox", "--policy", policy, "--", "true"], { encoding: "utf8" });
+  return r.status === 0 ? null : `the launcher refuses here: ${r.stderr.trim() || `exit ${r.status}`}`;
+}
+const skip = noLandlock() ?? false;
+
+let fake;
+let server;
+let hits = [];
+before(async () => {
+  fake = await startFakeModel();
+  server = http.createServer((req, res) => {
+    hits.push(req.url);
+    res.end("reached\n");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+});
+after(async () => {
+  await fake.close();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+let marker = 0;
+/**
+ * An agent whose $HOME holds a private key, a session in $HOME/project (mode full) and a
+ * folder beside it, $HOME/elsewhere. `calls(commands)` runs each command as one run_command
+ * call of a single model step and returns each result as the model read it.
+ */
+async function setup({ extra = {} } = {}) {
+  const env = agentEnv({ fake, extra });
+  const home = realpathSync(env.HOME);
+  const key = `PRIVATE-KEY-${Math.random().toString(36).slice(2)}`;
+  mkdirSync(join(home, ".ssh"));
+  writeFileSync(join(home, ".ssh", "id_ed25519"), `${key}\n`);
+  const root = join(home, "project");
+  mkdirSync(root);
+  mkdirSync(join(home, "elsewhere"));
+
+  const agent = spawnAgent({ env });
+  const updates = [];
+  const app = acp.client({ name: "corvid-e2e" }).onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params));
+  const conn = app.connect(await agent.sdkStream(acp.ndJsonStream));
+  const init = await conn.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "corvid-e2e", version: "1.0.0" },
+  });
+  const { sessionId } = await conn.agent.request(acp.methods.agent.session.new, { cwd: root, mcpServers: [] });
+  await conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "mode", value: "full" });
+  return {
+    home,
+    root,
+    key,
+    init,
+    updates,
+    agent,
+    async calls(commands) {
+      const m = `SANDBOX-${++marker}`;
+      const toolCalls = commands.map((command, i) => ({ name: "run_command", arguments: { command }, id: `c${i}` }));
+      fake.script(m, { steps: [{ toolCalls }, { chunks: [{ content: "done" }] }] });
+      const r = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: m }] });
+      assert.equal(r.stopReason, "end_turn");
+      return fake.requests.at(-1).body.messages.filter((msg) => msg.role === "tool").slice(-commands.length).map((msg) => msg.content);
+    },
+    async done() {
+      conn.close();
+      await agent.stop();
+      assert.deepEqual(agent.violations, [], "every frame is valid ACP");
+      assert.doesNotMatch(agent.stderr, /panicked/);
+    },
+  };
+}
+
+const ok = (result, what) => assert.match(result, /\[exit code 0\]$/, `${what}: ${result}`);
+const failed = (result, what) => assert.doesNotMatch(result, /\[exit code 0\]$/, `${what} should fail: ${result}`);
+
+test("work inside the folder and TMPDIR succeeds; writes beside it, to $HOME and from grandchildren fail", { skip }, async () => {
+  const t = await setup();
+  const [inside, tmp, beside, home, grandchild, doubleFork] = await t.calls([
+    "mkdir -p a/b && echo ok > a/b/f && cat a/b/f",
+    'echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "tmp=$TMPDIR"',
+    "echo pwned > ../elsewhere/escape.txt",
+    'echo pwned > "$HOME/escape.txt"',
+    "setsid -w sh -c 'echo pwned > ../elsewhere/setsid.txt; echo ran > setsid-ran'",
+    "(sh -c 'echo pwned > ../elsewhere/double.txt; echo ran > double-ran' &); sleep 0.5",
+  ]);
+  ok(inside, "mkdir and write inside");
+  assert.match(inside, /^ok$/m);
+  assert.equal(existsSync(join(t.root, "a", "b", "f")), true);
+  ok(tmp, "write to TMPDIR");
+  assert.match(tmp, /^x$/m);
+  const tmpdir = tmp.match(/^tmp=(.*)$/m)?.[1];
+  assert.equal(tmpdir, join(t.home, "data", "tmp", tmpdir.split("/").at(-1)), "TMPDIR is the session's own");
+  failed(beside, "a write beside the folder");
+  assert.match(beside, /Permission denied/);
+  assert.equal(existsSync(join(t.home, "elsewhere", "escape.txt")), false);
+  failed(home, "a write to $HOME");
+  assert.equal(existsSync(join(t.home, "escape.txt")), false);
+  // The grandchildren ran (they wrote inside), and could not write outside.
+  assert.equal(existsSync(join(t.root, "setsid-ran")), true, grandchild);
+  assert.equal(existsSync(join(t.home, "elsewhere", "setsid.txt")), false, grandchild);
+  assert.equal(existsSync(join(t.root, "double-ran")), true, doubleFork);
+  assert.equal(existsSync(join(t.home, "elsewhere", "double.txt")), false, doubleFork);
+  await t.done();
+});
+
+test("forbidden paths cannot be read: the key reaches neither the tool card nor the model", { skip }, async () => {
+  const t = await setup();
+  const results = await t.calls([
+    "cat ~/.ssh/id_ed25519",
+    "cat ../.ssh/id_ed25519",
+    "ls ~/.ssh",
+    'cat "$HOME/config.toml"',
+    'cat "$HOME/data/sessions.db" > /dev/null',
+    "cat /etc/passwd > /dev/null && echo etc-readable",
+  ]);
+  for (const [i, r] of results.slice(0, 5).entries()) {
+    failed(r, `forbidden read ${i}`);
+    assert.match(r, /Permission denied/, `forbidden read ${i}`);
+  }
+  ok(results[5], "reading /etc (needed to run programs)");
+  const everything = JSON.stringify(t.updates) + JSON.stringify(fake.requests.map((r) => r.body ?? null));
+  assert.equal(everything.includes(t.key), false, "the key leaked");
+  await t.done();
+});
+
+test("no network: a loopback server gets no request from curl, node or bash", { skip }, async () => {
+  const t = await setup();
+  const url = `http://127.0.0.1:${server.address().port}`;
+  hits = [];
+  const results = await t.calls([
+    `curl -sS -m 3 ${url}/curl`,
+    `node -e "fetch('${url}/node').then((r) => console.log(r.status))"`,
+    `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${server.address().port} && echo -e "GET /bash HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3'`,
+  ]);
+  for (const [i, r] of results.slice(0, 3).entries()) failed(r, `network call ${i}`);
+  assert.match(results[0], /not permitted|connect/i, results[0]);
+  assert.deepEqual(hits, [], "the server was not reached");
+  await t.done();
+});
+
+test("initialize reports the sandbox in force", { skip }, async () => {
+  const t = await setup();
+  const meta = t.init._meta.corvid.sandbox;
+  assert.equal(meta.kind, "landlock");
+  assert.ok(Number.isInteger(meta.abi) && meta.abi >= 1, JSON.stringify(meta));
+  assert.equal(meta.network, "off");
+  assert.equal(meta.mode, "workspace-write");
+  await t.done();
+});
+
+test("CORVID_SANDBOX=off restores today's behaviour", async () => {
+  const t = await setup({ extra: { CORVID_SANDBOX: "off" } });
+  assert.equal(t.init._meta.corvid.sandbox.kind, "none");
+  assert.match(t.init._meta.corvid.sandbox.reason, /off/);
+  const [beside] = await t.calls(["echo pwned > ../elsewhere/escape.txt"]);
+  ok(beside, "an unconfined write beside the folder");
+  assert.equal(existsSync(join(t.home, "elsewhere", "escape.txt")), true);
+  await t.done();
+});
