@@ -7,7 +7,7 @@
 // where the kernel has no Landlock.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -71,6 +71,7 @@ async function setup({ extra = {} } = {}) {
     home,
     root,
     key,
+    sessionId,
     init,
     updates,
     agent,
@@ -157,6 +158,46 @@ test("no network: a loopback server gets no request from curl, node or bash", { 
   assert.match(results[0], /not permitted|connect/i, results[0]);
   assert.deepEqual(hits, [], "the server was not reached");
   await t.done();
+});
+
+/** Pids of processes whose command line starts with `needle` (from /proc). */
+function running(needle) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").startsWith(needle)) found.push(Number(pid));
+    } catch {}
+  }
+  return found;
+}
+
+async function until(what, check, ms = 5000) {
+  const t0 = Date.now();
+  while (!check()) {
+    if (Date.now() - t0 > ms) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test("what a command leaves running ends with it, setsid'd daemons included", { skip }, async () => {
+  const t = await setup();
+  const tag = `${3000 + Math.floor(Math.random() * 900)}.5`;
+  const [r] = await t.calls([`setsid sh -c 'sleep ${tag}' >/dev/null 2>&1 </dev/null & sleep ${tag}1 >/dev/null 2>&1 & echo started`]);
+  ok(r, "the command itself");
+  await until("the leftovers to be killed", () => running(`sleep ${tag}`).length === 0, 3000);
+  await t.done();
+});
+
+test("a command still running when Corvid is killed with SIGKILL dies with it (grandchildren too)", { skip }, async () => {
+  const t = await setup();
+  const tag = `${4000 + Math.floor(Math.random() * 900)}.5`;
+  const m = `SANDBOX-KILL-${++marker}`;
+  fake.script(m, { steps: [{ toolCalls: [{ name: "run_command", arguments: { command: `setsid sh -c 'sleep ${tag}' & sleep ${tag}1` } }] }, { chunks: [{ content: "never" }] }] });
+  t.agent.send({ jsonrpc: "2.0", id: "doomed", method: "session/prompt", params: { sessionId: t.sessionId, prompt: [{ type: "text", text: m }] } });
+  await until("the command to run", () => running(`sleep ${tag}`).length === 2, 10000);
+  t.agent.child.kill("SIGKILL");
+  await t.agent.exited;
+  await until("nothing of the command to be left", () => running(`sleep ${tag}`).length === 0, 3000);
 });
 
 test("initialize reports the sandbox in force", { skip }, async () => {

@@ -3,12 +3,13 @@
 //! calling thread for good.
 //!
 //! In this order:
-//! 1. **Parent-death signal** SIGKILL: the command dies with whoever started the launcher.
-//!    It survives `exec` (only a set-user-id exec resets it), but it fires when the *thread*
-//!    that forked the launcher ends, not the process: Corvid spawns from its runtime's worker
-//!    threads, which live as long as the runtime (never from short-lived blocking-pool
-//!    threads, which would kill their commands when they retire). Only the launcher itself
-//!    gets it; descendants that leave its process group are not covered by it.
+//! 1. **Parent-death signal** SIGTERM: the launcher stays as the command's supervisor
+//!    (`corvid sandbox`, in the binary) and, told that whoever started it is gone, kills the
+//!    command and everything it started (it is their subreaper, so `setsid` and double forks
+//!    do not get away) before it exits. The signal fires when the *thread* that forked the
+//!    launcher ends, not the process: Corvid spawns from its runtime's worker threads, which
+//!    live as long as the runtime (never from short-lived blocking-pool threads, which would
+//!    kill their commands when they retire).
 //! 2. **`no_new_privs`**: nothing it execs can gain privileges (set-user-id binaries, file
 //!    capabilities), so nothing inside can lift the confinement; Landlock and seccomp need it.
 //! 3. **Landlock**: every file-system right of [`ABI_USED`] is handled, so only what the rules
@@ -56,7 +57,7 @@ pub struct Applied {
 
 /// Confines this process (its calling thread, which must be its only one) to `policy`.
 pub fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(SandboxError::Prctl)?;
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(SandboxError::Prctl)?;
     nix::sys::prctl::set_no_new_privs().map_err(SandboxError::Prctl)?;
     confine(policy)
 }

@@ -6,6 +6,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -16,6 +17,8 @@ use super::{Jail, Output, ToolError, parse_args};
 use crate::sandbox::Launch;
 
 const DEFAULT_TIMEOUT: u64 = 120;
+/// How long a stopped command's launcher gets to kill its tree before the group is killed.
+const LAUNCHER_GRACE: Duration = Duration::from_millis(200);
 const MAX_TIMEOUT: u64 = 1800;
 /// Output kept for the model and the client (the tail, if longer).
 pub(super) const OUTPUT_CAP: usize = 64 * 1024;
@@ -122,7 +125,13 @@ pub async fn run(
         }
     };
     if !matches!(ended, Ended::Exited(_)) {
-        kill_group(pgid);
+        if sandbox.is_some() {
+            // The launcher kills what escaped the group (`setsid`) when told to stop; SIGKILL
+            // would end it before it could.
+            signal_group(pgid, Signal::SIGTERM);
+            let _ = tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await;
+        }
+        signal_group(pgid, Signal::SIGKILL);
         let _ = child.wait().await;
     }
     let text = String::from_utf8_lossy(&output).into_owned();
@@ -168,9 +177,9 @@ fn spawn_reader(pipe: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>
     });
 }
 
-/// Kills the command and everything it started (its process group).
-fn kill_group(pgid: Option<i32>) {
+/// Signals the command and everything it started in its process group.
+fn signal_group(pgid: Option<i32>, signal: Signal) {
     if let Some(pgid) = pgid {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
     }
 }
