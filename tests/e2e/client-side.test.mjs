@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
-import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
@@ -181,8 +181,10 @@ test("client terminal: the command runs in an editor terminal embedded in the to
     assert.equal(r.stopReason, "end_turn");
     assert.deepEqual(ed.methods(), ["session/request_permission", "terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]);
     const create = ed.calls[1][1];
-    assert.equal(create.command, "sh");
-    assert.equal(create.args[0], "-c");
+    // The editor is asked to run the sandbox launcher, which then runs `sh -c CMD` confined.
+    assert.equal(create.command, corvidBin());
+    assert.equal(create.args[0], "sandbox");
+    assert.deepEqual(create.args.slice(-3), ["sh", "-c", "echo hello from $PWD; echo key=[$CORVID_API_KEY]; exit 3"]);
     assert.equal(create.cwd, root);
     assert.ok(create.env.some((v) => v.name === "CORVID_API_KEY" && v.value === ""), "provider keys are blanked");
     const id = updates().find((u) => u.sessionUpdate === "tool_call").toolCallId;
@@ -195,6 +197,19 @@ test("client terminal: the command runs in an editor terminal embedded in the to
     assert.deepEqual(last.content, [{ type: "terminal", terminalId: "term-1" }]);
     assert.equal(last.rawOutput.exitCode, 3);
     assert.match(lastToolResult(), new RegExp(`hello from ${root}\\nkey=\\[\\]\\n\\[exit code 3\\]`));
+  });
+});
+
+test("client terminal: the sandbox holds in the editor's terminal too (a write beside the folder fails)", async () => {
+  const { base, root } = workspace();
+  const ed = editor();
+  await withSession(root, ed, { terminal: true }, async ({ turn }) => {
+    const r = await turn([call("run_command", { command: "echo inside > in.txt; echo pwned > ../outside/escape.txt" }), say("ok")]);
+    assert.equal(r.stopReason, "end_turn");
+    assert.ok(ed.methods().includes("terminal/create"), ed.methods().join());
+    assert.equal(readFileSync(join(root, "in.txt"), "utf8"), "inside\n");
+    assert.equal(existsSync(join(base, "outside", "escape.txt")), false, "the write beside the folder was refused");
+    assert.match(lastToolResult(), /Permission denied/);
   });
 });
 

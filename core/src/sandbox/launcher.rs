@@ -50,10 +50,22 @@ impl Launch {
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
     /// first (0700, like its parents that do not exist yet).
     pub async fn command(&self, command: &str) -> std::io::Result<tokio::process::Command> {
-        tokio::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.policy.tmp).await?;
+        self.make_tmp().await?;
         let mut cmd = tokio::process::Command::new(&self.exe);
         cmd.args(self.args(command));
         Ok(cmd)
+    }
+
+    /// The program and arguments for someone else to start (an editor's `terminal/create`),
+    /// as strings; makes the session's temp dir first.
+    pub async fn argv(&self, command: &str) -> std::io::Result<(String, Vec<String>)> {
+        self.make_tmp().await?;
+        let args = self.args(command).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        Ok((self.exe.to_string_lossy().into_owned(), args))
+    }
+
+    async fn make_tmp(&self) -> std::io::Result<()> {
+        tokio::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.policy.tmp).await
     }
 }
 

@@ -3,8 +3,9 @@
 //! visible after the call ends.
 //!
 //! The same limits as the local path apply: the timeout, the output cap (the client truncates
-//! from the start), a kill on cancel, and provider keys blanked in the command's environment
-//! (the client starts it from its own environment, which we cannot strip, only override).
+//! from the start), a kill on cancel, provider keys blanked in the command's environment
+//! (the client starts it from its own environment, which we cannot strip, only override), and
+//! the sandbox: the client is asked to run `corvid sandbox --policy … -- sh -c CMD`.
 
 use std::path::PathBuf;
 
@@ -21,8 +22,17 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let env = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
-    let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), "sh")
-        .args(vec!["-c".to_string(), a.command.clone()])
+    // Under the sandbox the editor runs the launcher, which confines itself and then the
+    // command: the terminal shows the live command while the confinement holds.
+    let (program, argv) = match cx.sandbox {
+        Some(launch) => launch
+            .argv(&a.command)
+            .await
+            .map_err(|e| ToolError::Failed(format!("cannot make the command's temp dir: {e}")))?,
+        None => ("sh".to_string(), vec!["-c".to_string(), a.command.clone()]),
+    };
+    let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), program)
+        .args(argv)
         .env(env)
         .cwd(PathBuf::from(cx.jail.cwd()))
         .output_byte_limit(super::shell::OUTPUT_CAP as u64);
