@@ -114,6 +114,9 @@ test("work inside the folder and TMPDIR succeeds; writes beside it, to $HOME and
   assert.equal(tmpdir, join(t.home, "data", "tmp", tmpdir.split("/").at(-1)), "TMPDIR is the session's own");
   failed(beside, "a write beside the folder");
   assert.match(beside, /Permission denied/);
+  // The model is told it met the sandbox, and what to do about it.
+  assert.match(beside, /ran in Corvid's sandbox: it may write only inside the session's folders/);
+  assert.doesNotMatch(inside, /sandbox/, "no note on a command that worked");
   assert.equal(existsSync(join(t.home, "elsewhere", "escape.txt")), false);
   failed(home, "a write to $HOME");
   assert.equal(existsSync(join(t.home, "escape.txt")), false);
@@ -216,6 +219,7 @@ test("CORVID_SANDBOX=off restores today's behaviour", async () => {
   assert.match(t.init._meta.corvid.sandbox.reason, /off/);
   const [beside] = await t.calls(["echo pwned > ../elsewhere/escape.txt"]);
   ok(beside, "an unconfined write beside the folder");
+  assert.doesNotMatch(beside, /sandbox/);
   assert.equal(existsSync(join(t.home, "elsewhere", "escape.txt")), true);
   await t.done();
 });

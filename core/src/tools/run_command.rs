@@ -43,9 +43,33 @@ impl Tool for RunCommand {
 
     fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
-            if cx.editor.features().terminal { super::terminal::run(args, cx).await } else { run_local(args, cx).await }
+            let output = if cx.editor.features().terminal {
+                super::terminal::run(args, cx).await
+            } else {
+                run_local(args, cx).await
+            };
+            output.map(|o| explain_denial(o, cx.sandbox.is_some()))
         })
     }
+}
+
+/// What a command's output says when the sandbox refused it something.
+const DENIAL_SIGNS: [&str; 3] = ["Permission denied", "Operation not permitted", "Read-only file system"];
+
+/// A sandboxed command that failed on a denial gets a line saying what the sandbox allows, so
+/// the model tells the user what needs more access instead of trying to get around it.
+fn explain_denial(mut output: Output, sandboxed: bool) -> Output {
+    if output.ok || !sandboxed || !DENIAL_SIGNS.iter().any(|s| output.for_model.contains(s)) {
+        return output;
+    }
+    output.for_model.push_str(
+        "\n[This command ran in Corvid's sandbox: it may write only inside the session's folders and \
+         $TMPDIR, cannot read protected paths (credential stores such as ~/.ssh, Corvid's own files) and \
+         has no network. If that is what failed, do not try to get around it: tell the user what needs \
+         more access. They can allow it in the [sandbox] settings of Corvid's config (network, \
+         writable_roots) or run the command themselves.]",
+    );
+    output
 }
 
 /// The command on this machine, its output shown in the card as it grows (throttled).
