@@ -1,7 +1,7 @@
 //! Running a shell command through the launcher: `<corvid> sandbox --policy <JSON> -- sh -c
-//! CMD`. The launcher applies the policy to itself and execs `sh`, so no code runs between
-//! `fork` and `exec` in Corvid (`unsafe` is denied, and with it `pre_exec`), and the same
-//! argv can be handed to anything that starts processes (an editor's terminal, later).
+//! CMD`. The launcher applies the policy to itself and then starts `sh`, so no code runs
+//! between `fork` and `exec` in Corvid (`unsafe` is denied, and with it `pre_exec`), and the
+//! same argv can be handed to anything that starts processes (an editor's terminal).
 
 use std::ffi::OsString;
 use std::path::PathBuf;

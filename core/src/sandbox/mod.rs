@@ -2,8 +2,8 @@
 //!
 //! The file tools cannot leave the session's folders (`tools::Jail`); this holds commands to
 //! the same line. A command runs as `corvid sandbox --policy <JSON> -- sh -c CMD`: the
-//! launcher confines itself and execs the shell, and everything the command starts inherits
-//! the confinement. Here: `policy` (what a command may read, write and reach, built from the
+//! launcher confines itself, starts the shell and supervises it (`server/src/sandbox.rs`), and
+//! everything the command starts inherits the confinement. Here: `policy` (what a command may read, write and reach, built from the
 //! session and the config), `cover` (the Landlock rules that leave the forbidden subtrees
 //! out), `apply` (what the launcher does to itself), `network` (the seccomp filter),
 //! `probe` (what the kernel supports, and the report of what is in force), `launcher` (the
