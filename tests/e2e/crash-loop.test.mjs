@@ -5,12 +5,12 @@
 //
 //   CRASH_LOOP_ITERATIONS (default 50), CRASH_LOOP_SEED (default: random, printed on failure)
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
+import { sqlRows } from "../support/sqlite.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
 
 const ITERATIONS = Number(process.env.CRASH_LOOP_ITERATIONS ?? 50);
@@ -33,11 +33,7 @@ function rng(seed) {
   };
 }
 
-/** Python's sqlite3 as an independent reader of the store file. */
-function sql(db, query) {
-  const py = "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute(sys.argv[2]).fetchall()))";
-  return JSON.parse(execFileSync("python3", ["-c", py, db, query], { encoding: "utf8" }));
-}
+const sql = sqlRows;
 
 const isUpdateOf = (id) => (f) => f.method === "session/update" && f.params.sessionId === id;
 

@@ -1,12 +1,12 @@
 // Wire-level conformance of `corvid acp`, driven with raw NDJSON lines.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { sqlRows } from "../support/sqlite.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
@@ -202,12 +202,7 @@ for (const signal of ["SIGTERM", "SIGHUP"]) {
     assert.equal(response?.result?.stopReason, "cancelled", "the running turn was answered as cancelled");
     assert.deepEqual(agent.violations, []);
     const db = join(env.CORVID_DATA_DIR, "sessions.db");
-    const rows = execFileSync(
-      "python3",
-      ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('select status, stop_reason from turns').fetchall()))", db],
-      { encoding: "utf8" },
-    );
-    assert.deepEqual(JSON.parse(rows), [["finished", "cancelled"]]);
+    assert.deepEqual(sqlRows(db, "select status, stop_reason from turns"), [["finished", "cancelled"]]);
   });
 }
 

@@ -1,13 +1,13 @@
 // `corvid serve` (ACP over WebSocket) and `corvid acp --connect` (the stdio bridge): TLS,
 // auth before the upgrade, fail-closed start-up, limits, graceful shutdown.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
+import { sqlRows } from "../support/sqlite.mjs";
 import { agentEnv, spawnAgent, textOf } from "../support/agent.mjs";
 import { connect, makeCerts, refusedServer, startServer, tokenFile } from "../support/server.mjs";
 
@@ -259,12 +259,7 @@ test("SIGTERM mid-turn: the turn is answered and stored as cancelled, the server
   // Stored as cancelled (not "interrupted"): a second reader of the store says so, and a new
   // server loads the session with what was streamed.
   const db = join(env.CORVID_DATA_DIR, "sessions.db");
-  const rows = execFileSync(
-    "python3",
-    ["-c", "import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps(c.execute('select status, stop_reason from turns').fetchall()))", db],
-    { encoding: "utf8" },
-  );
-  assert.deepEqual(JSON.parse(rows), [["finished", "cancelled"]]);
+  assert.deepEqual(sqlRows(db, "select status, stop_reason from turns"), [["finished", "cancelled"]]);
   const again = await startServer({ env, args });
   try {
     const d = await connect(again.url, { headers: bearer, ca: certs.ca });
