@@ -16,6 +16,12 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
   const attempts = new Map(); // marker -> count of requests seen
   const requests = [];
   const sockets = new Set();
+  /** The last registered marker the user's text contains, or null. */
+  const markerIn = (text) => {
+    let marker = null;
+    for (const key of replies.keys()) if (text.includes(key)) marker = key;
+    return marker;
+  };
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://x");
@@ -50,8 +56,7 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       m.role !== "user" ? null : typeof m.content === "string" ? m.content : m.content.filter((b) => b.type === "text").map((b) => b.text).join("") || null;
     const lastUserIndex = body.messages.findLastIndex((m) => userText(m) !== null);
     const lastUser = lastUserIndex >= 0 ? userText(body.messages[lastUserIndex]) : "";
-    let marker = null;
-    for (const key of replies.keys()) if (lastUser.includes(key)) marker = key;
+    const marker = markerIn(lastUser);
     const n = (attempts.get(marker) ?? 0) + 1;
     attempts.set(marker, n);
     let spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
@@ -215,8 +220,7 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
           ? item.content
           : "";
     const lastUser = (body.input ?? []).map(texts).filter(Boolean).at(-1) ?? "";
-    let marker = null;
-    for (const key of replies.keys()) if (lastUser.includes(key)) marker = key;
+    const marker = markerIn(lastUser);
     const spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const ev = (type, data = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;

@@ -72,10 +72,7 @@ pub async fn run(
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let mut cmd = match sandbox {
-        Some(launch) => launch
-            .command(&a.command)
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot make the command's temp dir: {e}")))?,
+        Some(launch) => launch.command(&a.command).await.map_err(temp_dir_failed)?,
         None => {
             let mut cmd = tokio::process::Command::new("sh");
             cmd.arg("-c").arg(&a.command);
@@ -147,6 +144,11 @@ pub async fn run(
     for_model.push_str(&format!("[{summary}]"));
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": dropped });
     Ok(Output { ok, ..Output::text(for_model, raw) })
+}
+
+/// A sandboxed command whose temp dir could not be made does not run.
+pub(super) fn temp_dir_failed(e: std::io::Error) -> ToolError {
+    ToolError::Failed(format!("cannot make the command's temp dir: {e}"))
 }
 
 /// How an ending reads to the model: a summary, success, and the exit code if there is one.

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::{Value, json};
 
-use super::shell::{Args, Ended, outcome, secret_vars};
+use super::shell::{Args, Ended, outcome, secret_vars, temp_dir_failed};
 use super::{Output, ToolContext, ToolError, parse_args};
 use crate::editor::{EditorClient, EditorError};
 use crate::event::ToolContent;
@@ -25,10 +25,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError
     // Under the sandbox the editor runs the launcher, which confines itself and then the
     // command: the terminal shows the live command while the confinement holds.
     let (program, argv) = match cx.sandbox {
-        Some(launch) => launch
-            .argv(&a.command)
-            .await
-            .map_err(|e| ToolError::Failed(format!("cannot make the command's temp dir: {e}")))?,
+        Some(launch) => launch.argv(&a.command).await.map_err(temp_dir_failed)?,
         None => ("sh".to_string(), vec!["-c".to_string(), a.command.clone()]),
     };
     let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), program)
