@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
@@ -211,6 +212,35 @@ test("client terminal: the sandbox holds in the editor's terminal too (a write b
     assert.equal(existsSync(join(base, "outside", "escape.txt")), false, "the write beside the folder was refused");
     assert.match(lastToolResult(), /Permission denied/);
   });
+});
+
+test("client terminal: an allowed network escalation reaches the network from the editor's terminal; a plain command does not", async () => {
+  const hits = [];
+  const server = http.createServer((req, res) => {
+    hits.push(req.url);
+    res.end("reached\n");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const { root } = workspace();
+  const ed = editor();
+  try {
+    await withSession(root, ed, { terminal: true }, async ({ turn }) => {
+      await turn([call("run_command", { command: `curl -sS -m 3 ${url}/plain` }), say("ok")]);
+      assert.deepEqual(hits, [], "no network without an escalation");
+      await turn([call("run_command", { command: `curl -sS -m 3 ${url}/lifted`, escalate: "network", reason: "fetch" }), say("ok")]);
+      assert.match(lastToolResult(), /reached\n\[exit code 0\]/);
+      assert.deepEqual(hits, ["/lifted"]);
+      const creates = ed.calls.filter(([m]) => m === "terminal/create").map(([, p]) => p);
+      const policy = (create) => JSON.parse(create.args[create.args.indexOf("--policy") + 1]);
+      assert.deepEqual(creates.map((c) => policy(c).network), [false, true], "the escalation travels in the launcher's policy");
+      const question = ed.calls.filter(([m]) => m === "session/request_permission").at(-1)[1];
+      assert.match(question.toolCall.title, /with network access$/);
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
 
 test("client terminal: cancel kills and releases the terminal; the turn ends cancelled", async () => {

@@ -7,7 +7,8 @@
 // where the kernel has no Landlock.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -46,8 +47,8 @@ let marker = 0;
  * folder beside it, $HOME/elsewhere. `calls(commands)` runs each command as one run_command
  * call of a single model step and returns each result as the model read it.
  */
-async function setup({ extra = {} } = {}) {
-  const env = agentEnv({ fake, extra });
+async function setup({ extra = {}, config = "", bin, answer = () => "allow_once" } = {}) {
+  const env = agentEnv({ fake, extra, config });
   const home = realpathSync(env.HOME);
   const key = `PRIVATE-KEY-${Math.random().toString(36).slice(2)}`;
   mkdirSync(join(home, ".ssh"));
@@ -56,9 +57,16 @@ async function setup({ extra = {} } = {}) {
   mkdirSync(root);
   mkdirSync(join(home, "elsewhere"));
 
-  const agent = spawnAgent({ env });
+  const agent = spawnAgent({ env, bin });
   const updates = [];
-  const app = acp.client({ name: "corvid-e2e" }).onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params));
+  const questions = [];
+  const app = acp
+    .client({ name: "corvid-e2e" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      questions.push(params);
+      return { outcome: { outcome: "selected", optionId: answer(params) } };
+    });
   const conn = app.connect(await agent.sdkStream(acp.ndJsonStream));
   const init = await conn.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -66,7 +74,7 @@ async function setup({ extra = {} } = {}) {
     clientInfo: { name: "corvid-e2e", version: "1.0.0" },
   });
   const { sessionId } = await conn.agent.request(acp.methods.agent.session.new, { cwd: root, mcpServers: [] });
-  await conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "mode", value: "full" });
+  const { configOptions } = await conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "mode", value: "full" });
   return {
     home,
     root,
@@ -74,10 +82,13 @@ async function setup({ extra = {} } = {}) {
     sessionId,
     init,
     updates,
+    questions,
+    configOptions,
     agent,
+    /** Each entry a command line, or run_command's whole arguments. */
     async calls(commands) {
       const m = `SANDBOX-${++marker}`;
-      const toolCalls = commands.map((command, i) => ({ name: "run_command", arguments: { command }, id: `c${i}` }));
+      const toolCalls = commands.map((c, i) => ({ name: "run_command", arguments: typeof c === "string" ? { command: c } : c, id: `c${i}` }));
       fake.script(m, { steps: [{ toolCalls }, { chunks: [{ content: "done" }] }] });
       const r = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: m }] });
       assert.equal(r.stopReason, "end_turn");
@@ -221,5 +232,97 @@ test("CORVID_SANDBOX=off restores today's behaviour", async () => {
   ok(beside, "an unconfined write beside the folder");
   assert.doesNotMatch(beside, /sandbox/);
   assert.equal(existsSync(join(t.home, "elsewhere", "escape.txt")), true);
+  await t.done();
+});
+
+test("an escalation always asks (in full mode too), names what it lifts, and only a yes lifts it", { skip }, async () => {
+  const answers = ["reject_once", "allow_once", "allow_once", "allow_always", "allow_once"];
+  const t = await setup({ answer: () => answers.shift() });
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const reason = "fetch the fixture from the local server";
+  hits = [];
+  const [rejected] = await t.calls([{ command: `curl -sS -m 3 ${url}/rejected`, escalate: "network", reason }]);
+  assert.match(rejected, /declined/, rejected);
+  assert.deepEqual(hits, [], "a rejected escalation does not run");
+  const q = t.questions.at(-1);
+  assert.match(q.toolCall.title, /^Run `curl .*` with network access$/);
+  assert.match(q.toolCall.content[0].content.text, new RegExp(`asks for network access.*\\nReason: ${reason}`, "s"));
+  assert.ok(q.options.some((o) => o.kind === "allow_always" && /with network access$/.test(o.name)), JSON.stringify(q.options));
+
+  const [allowed] = await t.calls([{ command: `curl -sS -m 3 ${url}/allowed`, escalate: "network", reason }]);
+  ok(allowed, "the allowed escalation");
+  assert.deepEqual(hits, ["/allowed"]);
+  // Network only: the rest of the sandbox still holds.
+  const [stillConfined] = await t.calls([{ command: "echo pwned > ../elsewhere/net.txt", escalate: "network", reason: "x" }]);
+  failed(stillConfined, "a write beside the folder with network allowed");
+  assert.equal(existsSync(join(t.home, "elsewhere", "net.txt")), false);
+
+  // "Always" is scoped to the command prefix and to what is lifted: a plain `curl` still has no network.
+  const always = `curl -sS -m 3 ${url}/always`;
+  await t.calls([{ command: always, escalate: "network", reason }]);
+  assert.equal(t.questions.at(-1).options.find((o) => o.kind === "allow_always").name.includes("curl"), true);
+  const asked = t.questions.length;
+  const [remembered, plain] = await t.calls([
+    { command: `${always} --retry 0`, escalate: "network", reason },
+    `curl -sS -m 3 ${url}/plain`,
+  ]);
+  ok(remembered, "a remembered escalation");
+  failed(plain, "a plain curl");
+  assert.equal(t.questions.length, asked, "neither asked again: the rule answers one, full mode the other");
+  assert.deepEqual(hits, ["/allowed", "/always", "/always"]);
+
+  // Unsandboxed lifts everything, once allowed.
+  const [outside] = await t.calls([{ command: "echo lifted > ../elsewhere/lifted.txt", escalate: "unsandboxed", reason: "write the sibling repo" }]);
+  ok(outside, "an unsandboxed command");
+  assert.match(t.questions.at(-1).toolCall.title, /outside the sandbox$/);
+  assert.equal(readFileSync(join(t.home, "elsewhere", "lifted.txt"), "utf8"), "lifted\n");
+  await t.done();
+});
+
+test("a denial tells the model how to escalate", { skip }, async () => {
+  const t = await setup();
+  const [denied] = await t.calls([`curl -sS -m 3 http://127.0.0.1:${server.address().port}/x 2>&1 | head -1; echo x > ../elsewhere/y`]);
+  assert.match(denied, /"escalate": "network"/);
+  await t.done();
+});
+
+test("without a launcher commands run unconfined, with one notice per session; required = true refuses them", async () => {
+  // A copy of the binary under another name is not its own launcher.
+  const dir = mkdtempSync(join(tmpdir(), "corvid-copy-"));
+  const bin = join(dir, "corvid-copy");
+  copyFileSync(corvidBin(), bin);
+  chmodSync(bin, 0o755);
+  try {
+    const t = await setup({ bin });
+    assert.equal(t.init._meta.corvid.sandbox.kind, "none");
+    const [first] = await t.calls(["echo unconfined > ../elsewhere/a.txt"]);
+    ok(first, "an unconfined write");
+    await t.calls(["true"]);
+    const notices = t.updates.filter((u) => u.update.sessionUpdate === "notice");
+    assert.equal(notices.length, 1, JSON.stringify(notices));
+    assert.match(notices[0].update.title, /without the sandbox/);
+    assert.match(notices[0].update.description, /launcher/);
+    // The mode picker says so too.
+    const modes = t.configOptions.find((o) => o.id === "mode");
+    assert.match(modes.options.find((o) => o.value === "full").description, /Commands are not sandboxed/);
+    await t.done();
+
+    const r = await setup({ bin, config: "[sandbox]\nrequired = true\n" });
+    const [refused] = await r.calls(["echo refused > ../elsewhere/b.txt"]);
+    assert.match(refused, /not run: commands are refused here/);
+    assert.equal(existsSync(join(r.home, "elsewhere", "b.txt")), false);
+    const notice = r.updates.find((u) => u.update.sessionUpdate === "notice");
+    assert.match(notice?.update.title ?? "", /refused/);
+    await r.done();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the mode descriptions say how commands are confined", { skip }, async () => {
+  const t = await setup();
+  const modes = t.configOptions.find((o) => o.id === "mode");
+  const full = modes.options.find((o) => o.value === "full").description;
+  assert.match(full, /Commands run in the sandbox: they write only in the workspace and have no network/);
   await t.done();
 });

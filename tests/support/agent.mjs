@@ -44,8 +44,9 @@ export function agentEnv({ fake = null, model = "fake-model", extra = {}, config
   return { ...env, ...extra };
 }
 
-export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir() } = {}) {
-  const child = spawn(corvidBin(), args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+/** `bin`: another copy of the binary to run (default: `corvidBin()`). */
+export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin() } = {}) {
+  const child = spawn(bin, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
   const frames = [];
   const lines = []; // raw stdout lines, parallel to `frames`
   const violations = [];

@@ -1,6 +1,7 @@
 //! The session's permission modes and its remembered "always" answers: plain data that the
 //! session holds and the permission dialogue (`permission.rs`) reads.
 
+use crate::sandbox::Status;
 use crate::tools::Needs;
 
 /// How much a session may do without asking.
@@ -36,13 +37,16 @@ impl Mode {
         }
     }
 
-    pub fn description(self) -> &'static str {
-        match self {
-            Mode::ReadOnly => "Reads and searches; no edits, no commands",
+    /// What the mode allows, and how commands are confined under it (`sandbox`: what is in
+    /// force for the session's commands).
+    pub fn description(self, sandbox: &Status) -> String {
+        let asks = match self {
+            Mode::ReadOnly => return "Reads and searches; no edits, no commands".to_string(),
             Mode::Ask => "Asks before every edit and command",
             Mode::AutoEdit => "Edits files in the workspace without asking; asks before commands",
-            Mode::Full => "Never asks; the workspace jail still holds",
-        }
+            Mode::Full => "Never asks, except to lift the sandbox for a command; file tools stay in the workspace",
+        };
+        format!("{asks}. {}", sandbox.summary())
     }
 
     /// The mode with this id.
@@ -52,9 +56,11 @@ impl Mode {
 
     /// What the mode alone decides about a call that needs permission: `Some(true)` runs it,
     /// `Some(false)` refuses it, `None` leaves it to the session's rules and the user.
+    /// A command that asks to lift the sandbox is the user's to allow, in every mode.
     pub fn decides(self, needs: &Needs) -> Option<bool> {
         match (self, needs) {
             (Mode::ReadOnly, _) => Some(false),
+            (_, Needs::Escalated { .. }) => None,
             (Mode::Full, _) | (Mode::AutoEdit, Needs::Edit(_)) => Some(true),
             _ => None,
         }
@@ -64,6 +70,7 @@ impl Mode {
 /// A remembered "always" answer, scoped to one tool and an exact path or a command prefix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
+    /// The tool, and for an escalated command what was lifted (`rule_key`).
     pub tool: String,
     pub scope: String,
     pub allow: bool,
@@ -71,11 +78,48 @@ pub struct Rule {
 
 impl Rule {
     pub fn matches(&self, tool: &str, needs: &Needs) -> bool {
-        self.tool == tool
+        self.tool == rule_key(tool, needs)
             && match needs {
                 Needs::Edit(path) | Needs::Mcp(path) => *path == self.scope,
-                Needs::Command(cmd) => cmd == &self.scope || cmd.starts_with(&format!("{} ", self.scope)),
+                Needs::Command(cmd) | Needs::Escalated { command: cmd, .. } => {
+                    cmd == &self.scope || cmd.starts_with(&format!("{} ", self.scope))
+                }
                 Needs::Nothing => false,
             }
+    }
+}
+
+/// What a rule is keyed by: the tool, plus what an escalated command lifts (`run_command+network`),
+/// so that "always allow `npm test`" never lets `npm test` reach the network, and the store's
+/// rules keep their shape.
+pub fn rule_key(tool: &str, needs: &Needs) -> String {
+    match needs {
+        Needs::Escalated { escalation, .. } => format!("{tool}+{}", escalation.id()),
+        _ => tool.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Escalation;
+
+    #[test]
+    fn an_escalation_always_asks_and_has_rules_of_its_own() {
+        let network = Needs::Escalated { command: "npm install".into(), escalation: Escalation::Network };
+        for mode in [Mode::Ask, Mode::AutoEdit, Mode::Full] {
+            assert_eq!(mode.decides(&network), None, "{mode:?}");
+        }
+        assert_eq!(Mode::ReadOnly.decides(&network), Some(false));
+
+        let plain = Rule { tool: "run_command".into(), scope: "npm".into(), allow: true };
+        assert!(plain.matches("run_command", &Needs::Command("npm install".into())));
+        assert!(!plain.matches("run_command", &network), "a plain rule does not lift the sandbox");
+        let lifted = Rule { tool: rule_key("run_command", &network), scope: "npm".into(), allow: true };
+        assert_eq!(lifted.tool, "run_command+network");
+        assert!(lifted.matches("run_command", &network));
+        assert!(!lifted.matches("run_command", &Needs::Escalated { command: "npm x".into(), escalation: Escalation::Unsandboxed }));
+        assert!(!lifted.matches("run_command", &Needs::Command("npm install".into())));
+        assert!(!lifted.matches("run_command", &Needs::Escalated { command: "npmx".into(), escalation: Escalation::Network }));
     }
 }

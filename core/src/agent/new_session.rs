@@ -62,7 +62,13 @@ impl Agent {
         let roots = existing_roots(M, &req.cwd, &req.additional_directories)?;
         let agent = self.choose_agent(M, requested, None)?;
         let source = self.model_source(agent.as_ref()).await?;
-        let session = Arc::new(Session::new(uuid::Uuid::new_v4().to_string(), roots, source, agent));
+        let session = Arc::new(Session::new(
+            uuid::Uuid::new_v4().to_string(),
+            roots,
+            source,
+            agent,
+            crate::sandbox::Status::of(&self.config),
+        ));
         let mcp = self.attach_mcp(&session, &req.mcp_servers).await;
         let dirs: Vec<String> = session.roots.additional().iter().map(|p| p.display().to_string()).collect();
         let model = session.state().model.clone();

@@ -8,7 +8,7 @@
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
-use super::modes::Rule;
+use super::modes::{Rule, rule_key};
 use super::session::Session;
 use crate::agent::outbox::Outbox;
 use crate::editor::{EditorClient, EditorError};
@@ -107,17 +107,18 @@ pub async fn decide(
     };
     let scope = match needs {
         Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
-        Needs::Command(c) => c.clone(),
+        Needs::Command(c) | Needs::Escalated { command: c, .. } => c.clone(),
         Needs::Nothing => String::new(),
     };
+    let tool = rule_key(q.tool, needs);
     match option.as_ref() {
         "allow_once" => (Decision::Allow, None),
         "allow_always" => {
-            remember_rule(session, outbox, Rule { tool: q.tool.into(), scope, allow: true }).await;
+            remember_rule(session, outbox, Rule { tool, scope, allow: true }).await;
             (Decision::Allow, None)
         }
         "reject_always" => {
-            remember_rule(session, outbox, Rule { tool: q.tool.into(), scope, allow: false }).await;
+            remember_rule(session, outbox, Rule { tool, scope, allow: false }).await;
             (Decision::Reject("the user declined (always)".into()), None)
         }
         _ => (Decision::Reject("the user declined".into()), None),
@@ -142,6 +143,7 @@ fn always_label(needs: &Needs, allow: bool) -> String {
     match needs {
         Needs::Edit(path) => format!("{verb} edits to {path}"),
         Needs::Command(cmd) => format!("{verb} `{cmd}`"),
+        Needs::Escalated { command, escalation } => format!("{verb} `{command}` {}", escalation.phrase()),
         Needs::Mcp(tool) => format!("{verb} {tool}"),
         Needs::Nothing => verb.to_string(),
     }

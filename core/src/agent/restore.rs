@@ -76,7 +76,13 @@ impl Agent {
             tracing::info!(session_id = %id, model = %state.model, "stored model is not offered now; using the default");
             state.model = source.default_model.clone();
         }
-        let session = Arc::new(Session::restore(id.clone(), roots, source, agent, state));
+        let session = Arc::new(Session::restore(
+            id.clone(),
+            roots,
+            (source, agent),
+            crate::sandbox::Status::of(&self.config),
+            state,
+        ));
         session.state().rules = store
             .rules(&id)
             .await?

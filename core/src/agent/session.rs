@@ -1,7 +1,7 @@
 //! A live session: its roots, model choice, context, and the turn running in it (if any).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol_schema::v1 as acp;
@@ -13,6 +13,7 @@ use crate::agent::error::AgentError;
 use crate::event::{Choice, ConfigCategory, ConfigSelect};
 use crate::provider::{ChatMessage, ProviderKind, anthropic};
 use crate::roots::Roots;
+use crate::sandbox::Status;
 
 pub struct Session {
     pub id: String,
@@ -28,6 +29,10 @@ pub struct Session {
     state: Mutex<SessionState>,
     /// The MCP servers the client attached to this session (set once, before it is shared).
     pub mcp: std::sync::OnceLock<Arc<crate::mcp::McpServers>>,
+    /// What confines the session's commands (the mode descriptions say it).
+    pub sandbox: Status,
+    /// Whether the user has been told that commands run unconfined (once per session).
+    pub unconfined_told: AtomicBool,
 }
 
 pub struct SessionState {
@@ -80,6 +85,7 @@ impl Session {
         roots: Roots,
         source: Arc<ModelSource>,
         agent: Option<(String, crate::config::AgentProfile)>,
+        sandbox: Status,
     ) -> Self {
         let model = source.default_model.clone();
         let fresh = Restored {
@@ -97,16 +103,18 @@ impl Session {
             spent: Spent::default(),
             thought_level: DEFAULT_THOUGHT_LEVEL.to_string(),
         };
-        Self::restore(id, roots, source, agent, fresh)
+        Self::restore(id, roots, (source, agent), sandbox, fresh)
     }
 
+    /// `model`: where its models come from, and the agent alias it runs as.
     pub fn restore(
         id: String,
         roots: Roots,
-        source: Arc<ModelSource>,
-        agent: Option<(String, crate::config::AgentProfile)>,
+        model: (Arc<ModelSource>, Option<(String, crate::config::AgentProfile)>),
+        sandbox: Status,
         r: Restored,
     ) -> Self {
+        let (source, agent) = model;
         Self {
             id,
             roots,
@@ -115,6 +123,8 @@ impl Session {
             next_seq: AtomicI64::new(r.next_seq),
             idle: tokio::sync::Notify::new(),
             mcp: std::sync::OnceLock::new(),
+            sandbox,
+            unconfined_told: AtomicBool::new(false),
             state: Mutex::new(SessionState {
                 model: r.model,
                 history: r.history,
@@ -215,7 +225,7 @@ impl Session {
             name: name.to_string(),
             description,
         };
-        let modes = Mode::ALL.into_iter().map(|m| choice(m.id(), m.name(), Some(m.description().to_string())));
+        let modes = Mode::ALL.into_iter().map(|m| choice(m.id(), m.name(), Some(m.description(&self.sandbox))));
         let models = self.source.models.iter().map(|m| choice(m, m, None));
         let offers_thought_level = self.offers_thought_level(&current);
         let mut all = vec![
@@ -271,7 +281,7 @@ impl Session {
     /// The legacy `modes` state, kept in sync with the `mode` config option.
     pub fn mode_state(&self) -> acp::SessionModeState {
         let modes =
-            Mode::ALL.iter().map(|m| acp::SessionMode::new(m.id(), m.name()).description(m.description().to_string()));
+            Mode::ALL.iter().map(|m| acp::SessionMode::new(m.id(), m.name()).description(m.description(&self.sandbox)));
         acp::SessionModeState::new(self.state().mode.id(), modes.collect())
     }
 }

@@ -39,6 +39,13 @@ impl Launch {
         &self.policy
     }
 
+    /// The same launch with network sockets allowed (an escalation the user granted).
+    pub fn with_network(&self) -> Launch {
+        let mut launch = self.clone();
+        launch.policy.network = true;
+        launch
+    }
+
     /// The launcher's arguments for `sh -c command`.
     pub fn args(&self, command: &str) -> Vec<OsString> {
         ["sandbox", "--policy", &self.policy.to_json(), "--", "sh", "-c", command]

@@ -15,6 +15,7 @@
 //! makes it refuse the command.
 
 mod apply;
+mod confinement;
 mod cover;
 mod launcher;
 mod network;
@@ -22,6 +23,7 @@ mod policy;
 mod probe;
 
 pub use apply::{Applied, apply};
+pub use confinement::{Confinement, Escalation};
 pub use launcher::Launch;
 pub use policy::Policy;
 pub use probe::{Status, landlock_abi};

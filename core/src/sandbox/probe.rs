@@ -53,6 +53,18 @@ impl Status {
         }
     }
 
+    /// One sentence for people (the mode descriptions): what confines commands.
+    pub fn summary(&self) -> String {
+        match self {
+            Status::Landlock { network, mode, .. } => {
+                let writes = if *mode == SandboxMode::ReadOnly { "write only to their temp dir" } else { "write only in the workspace" };
+                let network = if *network { "" } else { " and have no network" };
+                format!("Commands run in the sandbox: they {writes}{network}")
+            }
+            Status::None { reason } => format!("Commands are not sandboxed: {reason}"),
+        }
+    }
+
     pub fn to_meta(&self) -> Value {
         match self {
             Status::Landlock { abi, network, mode } => json!({

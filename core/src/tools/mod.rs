@@ -67,6 +67,8 @@ pub enum Needs {
     Edit(String),
     /// Running a command (the full command line).
     Command(String),
+    /// Running a command with part of the sandbox lifted: always asks (see `Mode::decides`).
+    Escalated { command: String, escalation: crate::sandbox::Escalation },
     /// Calling a tool of an MCP server (its full `mcp__server__tool` name).
     Mcp(String),
 }

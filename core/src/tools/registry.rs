@@ -60,8 +60,8 @@ pub struct ToolContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Where binary results (MCP images, blobs) are stored.
     pub uploads: &'a Path,
-    /// How commands are confined; `None`: they run unconfined (sandbox off, no launcher).
-    pub sandbox: Option<&'a crate::sandbox::Launch>,
+    /// How the session's commands are confined (before any escalation of this call).
+    pub sandbox: &'a crate::sandbox::Confinement,
 }
 
 impl ToolContext<'_> {

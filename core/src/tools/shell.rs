@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Jail, Output, ToolError, parse_args};
-use crate::sandbox::Launch;
+use crate::sandbox::{Escalation, Launch};
 
 const DEFAULT_TIMEOUT: u64 = 120;
 /// How long a stopped command's launcher gets to kill its tree before the group is killed.
@@ -45,6 +45,12 @@ pub(crate) fn secret_vars() -> Vec<String> {
 pub(super) struct Args {
     pub command: String,
     timeout_secs: Option<u64>,
+    /// Part of the sandbox to lift for this call (the user is asked).
+    #[serde(default)]
+    pub escalate: Option<Escalation>,
+    /// Why, in the model's words: shown in the question.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 impl Args {

@@ -16,15 +16,17 @@ use super::shell::{Args, Ended, outcome, secret_vars, temp_dir_failed};
 use super::{Output, ToolContext, ToolError, parse_args};
 use crate::editor::{EditorClient, EditorError};
 use crate::event::ToolContent;
+use crate::sandbox::Launch;
 
 /// Runs the command in a client terminal, embedded in the call's card as soon as it exists.
-pub async fn run(args: &Value, cx: &ToolContext<'_>) -> Result<Output, ToolError> {
+/// `sandbox`: the launch of this call (its escalation applied), `None` to run unconfined.
+pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -> Result<Output, ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let env = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
     // Under the sandbox the editor runs the launcher, which confines itself and then the
     // command: the terminal shows the live command while the confinement holds.
-    let (program, argv) = match cx.sandbox {
+    let (program, argv) = match sandbox {
         Some(launch) => launch.argv(&a.command).await.map_err(temp_dir_failed)?,
         None => ("sh".to_string(), vec!["-c".to_string(), a.command.clone()]),
     };

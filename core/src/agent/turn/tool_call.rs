@@ -9,8 +9,8 @@ use crate::agent::modes::Mode;
 use crate::agent::permission::{self, Decision, Question};
 use crate::event::{Event, PlanItem, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
-use crate::sandbox::Launch;
-use crate::tools::{Announce, Registry, Tool, ToolContext, ToolError, Updates};
+use crate::sandbox::Confinement;
+use crate::tools::{Announce, Needs, Registry, Tool, ToolContext, ToolError, Updates};
 
 /// The client's card of one call, as the running tool sees it.
 struct Card<'a> {
@@ -76,7 +76,7 @@ impl Turn {
         let card =
             ToolStart { id: id.clone(), name: name.to_string(), title, kind, locations, raw_input: args.clone() };
         self.emit(Event::ToolStarted(card)).await;
-        let (tool, announce) = match (tool, announced) {
+        let (tool, mut announce) = match (tool, announced) {
             (Some(tool), Ok(announce)) => (tool, announce),
             (_, Err(e)) => return self.fail(&id, &e).await,
             (None, Ok(_)) => return self.fail(&id, &ToolError::Unknown(name.to_string())).await,
@@ -86,7 +86,16 @@ impl Turn {
         // Built for each call: the session's mode (read-only confines commands further) may
         // change between calls.
         let read_only = self.session.state().mode == Mode::ReadOnly;
-        let sandbox = Launch::for_session(&self.config, &self.session.roots, &self.session.id, read_only);
+        let sandbox = Confinement::for_session(&self.config, &self.session.roots, &self.session.id, read_only);
+        if let Needs::Escalated { command, escalation } = &announce.needs
+            && !sandbox.lifts(*escalation)
+        {
+            // Nothing to lift (the sandbox is off, or already allows it): an ordinary command.
+            announce.needs = Needs::Command(command.clone());
+        }
+        if matches!(announce.needs, Needs::Command(_) | Needs::Escalated { .. }) {
+            self.tell_if_unconfined(&sandbox).await;
+        }
         let cx = ToolContext {
             call_id: &id,
             jail: &self.jail,
@@ -94,7 +103,7 @@ impl Turn {
             updates: &updates,
             cancel: &self.cancel,
             uploads: &uploads,
-            sandbox: sandbox.as_ref(),
+            sandbox: &sandbox,
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
             Ok(Decision::Allow) => {}
@@ -125,6 +134,35 @@ impl Turn {
         }
     }
 
+    /// Once per session, before its first command: a notice that commands run unconfined
+    /// although the sandbox is not off (no Landlock, no launcher), or are refused.
+    async fn tell_if_unconfined(&self, sandbox: &Confinement) {
+        let (title, description) = match sandbox {
+            Confinement::Unconfined { off: false, reason } => (
+                "Commands run without the sandbox",
+                format!(
+                    "{reason}. Commands the model runs can write anywhere you can and reach the network. \
+                     Set [sandbox] required = true in Corvid's config to refuse them instead."
+                ),
+            ),
+            Confinement::Sandboxed(_) if crate::sandbox::landlock_abi().is_none() => (
+                "Commands run without Landlock",
+                "This kernel does not support Landlock, so commands the model runs can write anywhere you can; \
+                 only the network filter holds. Set [sandbox] required = true in Corvid's config to refuse them instead."
+                    .to_string(),
+            ),
+            Confinement::Refused(reason) => (
+                "Commands are refused",
+                format!("{reason}. [sandbox] required = true, so Corvid runs no commands here."),
+            ),
+            _ => return,
+        };
+        if self.session.unconfined_told.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        self.emit(Event::Notice { title: title.to_string(), description }).await;
+    }
+
     /// Whether the call may run. Tools that change something preview it first (an edit that
     /// cannot apply fails here, without bothering the user) and the question shows the preview.
     async fn authorize(
@@ -137,7 +175,7 @@ impl Turn {
         // The card is on screen before the question, and before any request the tool makes of
         // the editor (a read through `fs/read_text_file` must not overtake its own card).
         self.outbox.flush().await;
-        if announce.needs == crate::tools::Needs::Nothing {
+        if announce.needs == Needs::Nothing {
             return Ok(Decision::Allow);
         }
         let preview = tool.preview(args, cx).await?;
