@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::{ToolContent, ToolKind};
 use crate::provider::{FunctionSpec, ToolSpec};
+use crate::sandbox::Confinement;
 use crate::tools::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError};
 
 /// Prefix of every MCP tool's name as the model sees it: `mcp__<server>__<tool>`.
@@ -58,10 +59,22 @@ impl Drop for McpServers {
 
 impl McpServers {
     /// Connects every server concurrently; failures are recorded, not fatal.
-    pub async fn connect(configs: &[acp::McpServer], http: &reqwest::Client, call_timeout: Duration) -> Self {
+    /// `sandbox`: how the session's commands are confined, for the stdio servers that opted in
+    /// (`config.sandbox.mcp_servers`, by the editor's name for them).
+    pub async fn connect(
+        configs: &[acp::McpServer],
+        http: &reqwest::Client,
+        call_timeout: Duration,
+        sandbox: (&Confinement, &[String]),
+    ) -> Self {
+        let (confinement, opted_in) = sandbox;
         let attempts = configs.iter().map(|c| async move {
             let name = server_name(c);
-            let result = match tokio::time::timeout(CONNECT_TIMEOUT, connect_one(c, http)).await {
+            let sandboxed = match c {
+                acp::McpServer::Stdio(s) if opted_in.contains(&s.name) => Some(confinement),
+                _ => None,
+            };
+            let result = match tokio::time::timeout(CONNECT_TIMEOUT, connect_one(c, http, sandboxed)).await {
                 Ok(r) => r,
                 Err(_) => Err(format!("did not start within {} s", CONNECT_TIMEOUT.as_secs())),
             };
@@ -241,12 +254,31 @@ fn server_name(c: &acp::McpServer) -> String {
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
-async fn connect_one(config: &acp::McpServer, http: &reqwest::Client) -> Result<Server, String> {
+/// `sandbox`: the confinement of a stdio server that opted in to the sandbox.
+async fn connect_one(
+    config: &acp::McpServer,
+    http: &reqwest::Client,
+    sandbox: Option<&Confinement>,
+) -> Result<Server, String> {
     let name = server_name(config);
     let (client, pgid) = match config {
         acp::McpServer::Stdio(s) => {
-            let mut cmd = tokio::process::Command::new(&s.command);
-            cmd.args(&s.args).process_group(0).kill_on_drop(true);
+            let mut cmd = match sandbox {
+                Some(Confinement::Refused(reason)) => {
+                    return Err(format!("not started: it runs in the sandbox, which cannot be had here ({reason})"));
+                }
+                Some(Confinement::Sandboxed(launch)) => {
+                    let program =
+                        std::iter::once(s.command.clone().into_os_string()).chain(s.args.iter().map(Into::into));
+                    launch.program(program).await.map_err(|e| format!("cannot make its temp dir: {e}"))?
+                }
+                Some(Confinement::Unconfined { .. }) | None => {
+                    let mut cmd = tokio::process::Command::new(&s.command);
+                    cmd.args(&s.args);
+                    cmd
+                }
+            };
+            cmd.process_group(0).kill_on_drop(true);
             // Provider keys stay with Corvid; what the client set for the server is kept.
             for var in crate::tools::shell::secret_vars() {
                 cmd.env_remove(var);

@@ -3,7 +3,7 @@
 // failures reported; no orphan processes. Every frame is schema-validated.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -170,4 +170,24 @@ test("no orphans: servers die with session/close and with the agent", async () =
   await t.done(); // stdin closes: the agent exits
   assert.ok(await gone(p2), "the agent's exit ended the remaining server");
   assert.ok(existsSync(SERVER));
+});
+
+test("[mcp.servers.NAME] sandbox = true runs that stdio server in the session's sandbox; others run as before", async () => {
+  const t = await start({ config: "[mcp.servers.alpha]\nsandbox = true\n" });
+  const s = await t.session([stdio("alpha"), stdio("gamma")]);
+  const pidOf = async (server) => JSON.parse((await t.call(s.sessionId, `mcp__${server}__whoami`)).toolResult).pid;
+  const status = (pid) => Object.fromEntries(readFileSync(`/proc/${pid}/status`, "utf8").split("\n").map((l) => l.split(/:\s*/)));
+  const sandboxed = status(await pidOf("alpha"));
+  const plain = status(await pidOf("gamma"));
+  // no_new_privs and a seccomp filter are what the launcher set before starting the server.
+  assert.equal(sandboxed.NoNewPrivs, "1");
+  assert.equal(sandboxed.Seccomp, "2");
+  assert.equal(plain.NoNewPrivs, "0");
+  assert.equal(plain.Seccomp, "0");
+  // Its tools work as before.
+  assert.equal((await t.call(s.sessionId, "mcp__alpha__echo", { text: "boxed" })).toolResult, "alpha says: boxed");
+  const alpha = await pidOf("alpha");
+  await t.agent.request("c", "session/close", { sessionId: s.sessionId });
+  assert.ok(await gone(alpha), "session/close ended the sandboxed server too");
+  await t.done();
 });

@@ -118,8 +118,14 @@ mod tests {
         let lifted = Rule { tool: rule_key("run_command", &network), scope: "npm".into(), allow: true };
         assert_eq!(lifted.tool, "run_command+network");
         assert!(lifted.matches("run_command", &network));
-        assert!(!lifted.matches("run_command", &Needs::Escalated { command: "npm x".into(), escalation: Escalation::Unsandboxed }));
+        assert!(!lifted.matches(
+            "run_command",
+            &Needs::Escalated { command: "npm x".into(), escalation: Escalation::Unsandboxed }
+        ));
         assert!(!lifted.matches("run_command", &Needs::Command("npm install".into())));
-        assert!(!lifted.matches("run_command", &Needs::Escalated { command: "npmx".into(), escalation: Escalation::Network }));
+        assert!(
+            !lifted
+                .matches("run_command", &Needs::Escalated { command: "npmx".into(), escalation: Escalation::Network })
+        );
     }
 }

@@ -16,6 +16,7 @@ use super::{Agent, AgentError, commands, requested_agent, to_value};
 use crate::event::{Event, v1};
 use crate::roots::Roots;
 use crate::rpc::RequestContext;
+use crate::sandbox::Confinement;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 
@@ -42,7 +43,11 @@ impl Agent {
         session: &Session,
         servers: &[acp::McpServer],
     ) -> serde_json::Map<String, Value> {
-        let servers = crate::mcp::McpServers::connect(servers, self.http(), self.config.mcp_call_timeout).await;
+        // The servers outlive mode changes, so they get the workspace policy, not read-only.
+        let confinement = Confinement::for_session(&self.config, &session.roots, &session.id, false);
+        let sandbox = (&confinement, self.config.sandbox.mcp_servers.as_slice());
+        let servers =
+            crate::mcp::McpServers::connect(servers, self.http(), self.config.mcp_call_timeout, sandbox).await;
         let mut meta = serde_json::Map::new();
         meta.insert("corvid".into(), serde_json::json!({ "mcpServers": servers.meta() }));
         let _ = session.mcp.set(Arc::new(servers));

@@ -22,6 +22,23 @@ pub(super) struct FileConfig {
     pub(super) agents: Option<std::collections::BTreeMap<String, AgentSection>>,
     pub(super) acp: Option<AcpSection>,
     pub(super) sandbox: Option<SandboxSection>,
+    pub(super) mcp: Option<McpSection>,
+}
+
+/// `[mcp]`: settings for the MCP servers the editor attaches, by the name it gives them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct McpSection {
+    /// `[mcp.servers.<name>]`.
+    pub(super) servers: Option<std::collections::BTreeMap<String, McpServerSection>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct McpServerSection {
+    /// Run this stdio server in the session's command sandbox (default false: the user chose
+    /// the server, and many need the network or their own files).
+    pub(super) sandbox: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -280,12 +280,16 @@ impl Config {
             problem: None,
             agents,
             default_agent: file.acp.and_then(|a| a.default_agent),
-            sandbox: Self::sandbox(file.sandbox.unwrap_or_default(), env)?,
+            sandbox: Self::sandbox(file.sandbox.unwrap_or_default(), file.mcp.unwrap_or_default(), env)?,
         })
     }
 
-    /// `[sandbox]`, with `CORVID_SANDBOX` over its mode.
-    fn sandbox(section: file::SandboxSection, env: &dyn Env) -> Result<SandboxConfig, ConfigError> {
+    /// `[sandbox]`, with `CORVID_SANDBOX` over its mode, and the MCP servers that opted in.
+    fn sandbox(
+        section: file::SandboxSection,
+        mcp: file::McpSection,
+        env: &dyn Env,
+    ) -> Result<SandboxConfig, ConfigError> {
         let mode = match env.var("CORVID_SANDBOX").or(section.mode) {
             Some(id) => SandboxMode::from_id(&id).ok_or(UnknownSandboxMode(id))?,
             None => SandboxMode::default(),
@@ -296,6 +300,12 @@ impl Config {
             writable_roots: section.writable_roots.unwrap_or_default(),
             required: section.required.unwrap_or(false),
             launcher: sandbox::default_launcher(),
+            mcp_servers: mcp
+                .servers
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|(name, server)| server.sandbox.unwrap_or(false).then_some(name))
+                .collect(),
         })
     }
 }

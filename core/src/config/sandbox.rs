@@ -42,6 +42,9 @@ pub struct SandboxConfig {
     /// `corvid` binary is its own launcher; an embedder (the Node addon) has to name one.
     /// `None`: commands run unconfined (a warning is logged once).
     pub launcher: Option<PathBuf>,
+    /// The MCP stdio servers (by the name the editor gives them) that run in the session's
+    /// sandbox: `[mcp.servers.<name>] sandbox = true`.
+    pub mcp_servers: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -164,3 +164,11 @@ fn the_sandbox_section_and_its_environment_override() {
     assert!(e.to_string().contains("`workspace-write`"), "{e}");
     assert!(toml::from_str::<FileConfig>("[sandbox]\nnetwrok = true\n").is_err());
 }
+
+#[test]
+fn mcp_servers_opt_in_to_the_sandbox_by_name() {
+    let f = "[mcp.servers.files]\nsandbox = true\n[mcp.servers.web]\nsandbox = false\n[mcp.servers.other]\n";
+    let c = Config::resolve(file(f), &MapEnv(HashMap::new()), None, None).expect("config");
+    assert_eq!(c.sandbox.mcp_servers, vec!["files".to_string()]);
+    assert!(toml::from_str::<FileConfig>("[mcp.servers.x]\nsandboxed = true\n").is_err());
+}

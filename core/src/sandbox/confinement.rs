@@ -91,9 +91,10 @@ impl Confinement {
             (Confinement::Sandboxed(launch), Some(Escalation::Network)) => {
                 Confinement::Sandboxed(launch.with_network())
             }
-            (Confinement::Sandboxed(_), Some(Escalation::Unsandboxed)) => {
-                Confinement::Unconfined { off: false, reason: "the user allowed this command outside the sandbox".into() }
-            }
+            (Confinement::Sandboxed(_), Some(Escalation::Unsandboxed)) => Confinement::Unconfined {
+                off: false,
+                reason: "the user allowed this command outside the sandbox".into(),
+            },
             (other, _) => other.clone(),
         }
     }

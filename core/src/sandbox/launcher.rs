@@ -48,18 +48,30 @@ impl Launch {
 
     /// The launcher's arguments for `sh -c command`.
     pub fn args(&self, command: &str) -> Vec<OsString> {
-        ["sandbox", "--policy", &self.policy.to_json(), "--", "sh", "-c", command]
-            .into_iter()
-            .map(OsString::from)
-            .collect()
+        self.args_for(["sh", "-c", command].map(OsString::from))
+    }
+
+    /// The launcher's arguments for any program and its arguments.
+    fn args_for(&self, program: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+        let head = ["sandbox", "--policy", &self.policy.to_json(), "--"].map(OsString::from);
+        head.into_iter().chain(program).collect()
     }
 
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
     /// first (0700, like its parents that do not exist yet).
     pub async fn command(&self, command: &str) -> std::io::Result<tokio::process::Command> {
+        self.program(["sh", "-c", command].map(OsString::from)).await
+    }
+
+    /// `program` (its path and arguments) under the launcher, as `command` does for a shell
+    /// line (an MCP server that opted in).
+    pub async fn program(
+        &self,
+        program: impl IntoIterator<Item = OsString>,
+    ) -> std::io::Result<tokio::process::Command> {
         self.make_tmp().await?;
         let mut cmd = tokio::process::Command::new(&self.exe);
-        cmd.args(self.args(command));
+        cmd.args(self.args_for(program));
         Ok(cmd)
     }
 

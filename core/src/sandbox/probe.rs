@@ -57,7 +57,11 @@ impl Status {
     pub fn summary(&self) -> String {
         match self {
             Status::Landlock { network, mode, .. } => {
-                let writes = if *mode == SandboxMode::ReadOnly { "write only to their temp dir" } else { "write only in the workspace" };
+                let writes = if *mode == SandboxMode::ReadOnly {
+                    "write only to their temp dir"
+                } else {
+                    "write only in the workspace"
+                };
                 let network = if *network { "" } else { " and have no network" };
                 format!("Commands run in the sandbox: they {writes}{network}")
             }
