@@ -1,7 +1,8 @@
 // Crash loop: `kill -9` at random moments during turns with tool calls, permission requests
 // and streaming, many times over one data directory. After every restart each session
 // loads, SQLite's integrity check passes, every update the client received is replayed in
-// order, and no turn is left looking as if it were still running.
+// order, no turn is left looking as if it were still running, and nothing a command started
+// (a `setsid` daemon included) outlives the kill.
 //
 //   CRASH_LOOP_ITERATIONS (default 50), CRASH_LOOP_SEED (default: random, printed on failure)
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { sqlRows } from "../support/sqlite.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { running, until } from "../support/processes.mjs";
 
 const ITERATIONS = Number(process.env.CRASH_LOOP_ITERATIONS ?? 50);
 const SEED = Number(process.env.CRASH_LOOP_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -56,10 +58,13 @@ test(`crash loop: ${ITERATIONS} × kill -9 mid-turn, nothing received is lost, n
   // Each turn: reasoning + a file write (asks permission), a command (asks permission), a
   // read, then a streamed answer long enough that kills land anywhere in it.
   const stream = Array.from({ length: 120 }, (_, i) => ({ content: `w${i} ` }));
+  // The command leaves a daemon behind (unique to this run); whether the kill lands while it
+  // runs or after, the daemon must not survive.
+  const daemon = `sleep ${5000 + Math.floor(random() * 900)}.7`;
   fake.script("CRASHLOOP", {
     steps: [
       { toolCalls: [{ name: "write_file", arguments: { path: "out.txt", content: "written\n" } }] },
-      { toolCalls: [{ name: "run_command", arguments: { command: "echo ran" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: `echo ran; (setsid ${daemon} >/dev/null 2>&1 </dev/null &); sleep 0.05` } }] },
       { toolCalls: [{ name: "read_file", arguments: { path: "src/lib.rs" } }] },
       { chunks: [{ reasoning: "Summing up. " }, ...stream], delayMs: 2 },
     ],
@@ -127,6 +132,7 @@ test(`crash loop: ${ITERATIONS} × kill -9 mid-turn, nothing received is lost, n
       assert.deepEqual(agent.violations, [], `${where}: every frame is valid ACP`);
       assert.doesNotMatch(agent.stderr, /panicked/, where);
       assert.deepEqual(sql(db, "PRAGMA integrity_check"), [["ok"]], `${where}: integrity after the kill`);
+      await until(`${where}: the command's daemon to be gone`, () => running(daemon).length === 0, 3000);
     } finally {
       clearInterval(answer);
       if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill("SIGKILL");
