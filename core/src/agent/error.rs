@@ -16,6 +16,8 @@ pub const SESSION_BUSY: i32 = -32001;
 pub const LIMIT_REACHED: i32 = -32003;
 /// Implementation-defined code for "the session changed elsewhere; load it again" (same range).
 pub const SESSION_STALE: i32 = -32004;
+/// Implementation-defined code for "the turn ended before it took the steering message in".
+pub const STEERING_MISSED: i32 = -32005;
 
 /// Every error an ACP method handler can return.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,9 @@ pub enum AgentError {
     /// A per-connection limit set by the front end (e.g. `corvid serve`'s sessions per connection).
     #[error("{0}")]
     LimitReached(String),
+    /// A `_session/steering` message whose turn ended before its next model request.
+    #[error("the turn in session {0} ended before it took the message in: send it with session/prompt")]
+    SteeringMissed(String),
     #[error(transparent)]
     Provider(#[from] ProviderError),
 }
@@ -74,6 +79,9 @@ impl AgentError {
             }
             AgentError::SessionStale(id) => acp::Error::new(SESSION_STALE, message).data(json!({ "sessionId": id })),
             AgentError::LimitReached(_) => acp::Error::new(LIMIT_REACHED, message),
+            AgentError::SteeringMissed(id) => {
+                acp::Error::new(STEERING_MISSED, message).data(json!({ "sessionId": id }))
+            }
             AgentError::Provider(p) => acp::Error::new(-32603, message).data(p.wire_data()),
         }
     }

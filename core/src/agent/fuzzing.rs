@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::methods::Method;
 use super::params::{self, parse};
-use super::{prompt, requested_agent, restore};
+use super::{prompt, requested_agent, restore, steering};
 use crate::rpc::RpcError;
 use crate::tools::Jail;
 
@@ -66,6 +66,7 @@ pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError>
         }
         Method::PermissionsList => parse::<restore::RuleListRequest>(method, params).map(drop),
         Method::PermissionsRevoke => parse::<restore::RuleRevokeRequest>(method, params).map(drop),
+        Method::SessionSteering => steering::parse_request(params).map(drop),
     }
 }
 

@@ -61,6 +61,8 @@ impl Agent {
         let mut meta = serde_json::Map::new();
         let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
         meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox }));
+        // `_session/steering`, under the key claude-agent-acp and codex-acp use.
+        meta.insert("steering".into(), serde_json::json!({ "supported": true }));
         to_value(
             &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
                 .agent_capabilities(capabilities)

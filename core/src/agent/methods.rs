@@ -46,6 +46,8 @@ methods! {
     // Corvid extensions: durable "always" permission answers, listable and revocable.
     PermissionsList => "_corvid/permissions/list",
     PermissionsRevoke => "_corvid/permissions/revoke",
+    // claude-agent-acp's and codex-acp's extension: a message into the running turn.
+    SessionSteering => "_session/steering",
 }
 
 impl Method {

@@ -18,6 +18,7 @@ pub(crate) mod prompt;
 mod restore;
 mod session;
 mod settings;
+mod steering;
 mod turn;
 
 use std::sync::{Arc, Mutex};
@@ -300,6 +301,7 @@ impl Handler for Agent {
             Method::PermissionsList => answer(this.list_rules(params)),
             Method::PermissionsRevoke => answer(this.revoke_rule(params)),
             Method::SessionStop => answer(this.stop_session(params)),
+            Method::SessionSteering => answer(this.steer(params)),
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()))).boxed()
             }

@@ -51,6 +51,8 @@ pub struct SessionState {
     /// What the session has used so far, for `usage_update` and the budgets.
     pub spent: Spent,
     turn: Option<RunningTurn>,
+    /// Messages sent into the running turn, waiting for its next model request.
+    steering: Vec<super::steering::Steer>,
     next_turn: u64,
 }
 
@@ -135,6 +137,7 @@ impl Session {
                 rules: Vec::new(),
                 spent: r.spent,
                 turn: None,
+                steering: Vec::new(),
                 next_turn: r.next_turn,
             }),
         }
@@ -188,6 +191,29 @@ impl Session {
         state.next_turn += 1;
         state.turn = Some(RunningTurn { number, cancel: cancel.clone() });
         Ok(TurnClaim { session: self.clone(), number, cancel })
+    }
+
+    pub fn turn_running(&self) -> bool {
+        self.state().turn.is_some()
+    }
+
+    /// Queues a message for the running turn; handed back when no turn runs.
+    pub fn steer(&self, steer: super::steering::Steer) -> Result<(), super::steering::Steer> {
+        let mut state = self.state();
+        if state.turn.is_none() {
+            return Err(steer);
+        }
+        state.steering.push(steer);
+        Ok(())
+    }
+
+    /// The messages sent into the running turn so far, in order.
+    pub fn take_steering(&self) -> Vec<super::steering::Steer> {
+        std::mem::take(&mut self.state().steering)
+    }
+
+    pub fn has_steering(&self) -> bool {
+        !self.state().steering.is_empty()
     }
 
     /// Cancels the running turn, if any. Returns whether there was one.
@@ -297,6 +323,9 @@ impl Drop for TurnClaim {
         let mut state = self.session.state();
         if state.turn.as_ref().is_some_and(|t| t.number == self.number) {
             state.turn = None;
+            // Under the same lock that ends the turn, so no message can be queued for a turn
+            // that will not read it: their requests are answered as missed.
+            state.steering.clear();
         }
         drop(state);
         self.session.idle.notify_waiters();

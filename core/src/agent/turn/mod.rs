@@ -222,6 +222,7 @@ impl Turn {
         let specs = registry.specs();
         let mut calls_made = 0u32;
         for _request in 0..self.config.max_turn_requests {
+            self.take_in_steering(&mut messages).await;
             let spent = self.session.state().spent;
             if let Some(why) = accounting::exhausted(spent, &self.config) {
                 self.say(why).await;
@@ -245,6 +246,11 @@ impl Turn {
                 self.remember(&mut messages, assistant).await;
             }
             if step.tool_calls.is_empty() {
+                let finished = !matches!(step.finish, Some(FinishReason::Length | FinishReason::ContentFilter));
+                if finished && self.session.has_steering() {
+                    // A message sent while the model was answering: the turn goes on to read it.
+                    continue;
+                }
                 return Ok(match step.finish {
                     Some(FinishReason::Length) => StopReason::MaxTokens,
                     Some(FinishReason::ContentFilter) => StopReason::Refusal,
@@ -273,6 +279,25 @@ impl Turn {
             }
         }
         Ok(StopReason::MaxTurnRequests)
+    }
+
+    /// The messages sent into the turn since its last model request (`_session/steering`):
+    /// each is stored as a user message where it landed (replayed there; not sent live, the
+    /// client has it, as with a prompt), joins the context, and its request is answered once
+    /// that is durable: the answer is the client's sign that the model reads it.
+    async fn take_in_steering(&self, messages: &mut Vec<ChatMessage>) {
+        for steer in self.session.take_steering() {
+            let message_id = uuid::Uuid::new_v4().to_string();
+            for block in steer.prompt.blocks {
+                let chunk = Event::UserChunk { message_id: message_id.clone(), content: block };
+                emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
+            }
+            let mut message = ChatMessage::user(steer.prompt.text);
+            message.images = steer.prompt.images;
+            self.remember(messages, message).await;
+            self.outbox.flush().await;
+            let _ = steer.taken.send(());
+        }
     }
 
     /// Appends to the model context, in memory and in the store.
