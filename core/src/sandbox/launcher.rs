@@ -1,5 +1,5 @@
 //! Running a shell command through the launcher: `<corvid> sandbox --policy <JSON> -- sh -c
-//! CMD`. The launcher applies the policy to itself and then starts `sh`, so no code runs
+//! CMD`. The launcher applies the policy and then starts `sh`, so no code runs
 //! between `fork` and `exec` in Corvid (`unsafe` is denied, and with it `pre_exec`), and the
 //! same argv can be handed to anything that starts processes (an editor's terminal).
 
@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Policy;
+use super::{Policy, argv};
 use crate::config::{Config, SandboxMode};
 use crate::roots::Roots;
 
@@ -41,10 +41,7 @@ impl Launch {
 
     /// The launcher's arguments for `sh -c command`.
     pub fn args(&self, command: &str) -> Vec<OsString> {
-        ["sandbox", "--policy", &self.policy.to_json(), "--", "sh", "-c", command]
-            .into_iter()
-            .map(OsString::from)
-            .collect()
+        argv::build(&self.policy.to_json(), &["sh", "-c", command])
     }
 
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
