@@ -7,13 +7,14 @@
 // where the kernel has no Landlock.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
+import { running, until } from "../support/procs.mjs";
 
 /** Why the sandbox cannot run here, or null: asks the launcher itself to require Landlock. */
 function noLandlock() {
@@ -162,25 +163,6 @@ test("no network: a loopback server gets no request from curl, node or bash", { 
   assert.deepEqual(hits, [], "the server was not reached");
   await t.done();
 });
-
-/** Pids of processes whose command line starts with `needle` (from /proc). */
-function running(needle) {
-  const found = [];
-  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").startsWith(needle)) found.push(Number(pid));
-    } catch {}
-  }
-  return found;
-}
-
-async function until(what, check, ms = 5000) {
-  const t0 = Date.now();
-  while (!check()) {
-    if (Date.now() - t0 > ms) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test("what a command leaves running ends with it, setsid'd daemons included", { skip }, async () => {
   const t = await setup();

@@ -1,16 +1,18 @@
 //! Commands in an OS sandbox (Linux: Landlock + seccomp).
 //!
 //! The file tools cannot leave the session's folders (`tools::Jail`); this holds commands to
-//! the same line. A command runs as `corvid sandbox --policy <JSON> -- sh -c CMD`: the
-//! launcher (`supervisor`, which also runs in a multi-threaded host) starts the shell
-//! confined and supervises it, and everything the command starts inherits the confinement.
-//! Here: `policy` (what a command may read, write and reach, built from the session and the
-//! config), `cover` (the Landlock rules that leave the forbidden subtrees out), `apply` (what
-//! the thread that starts the command does to itself), `network` (the seccomp filter),
-//! `probe` (what the kernel supports, and the report of what is in force), `launcher` (the
-//! argv that runs a command through it), `argv` (that argv's shape, written by `launcher` and
-//! read by `supervisor`), `supervisor` (the launcher's run: signals, the spawn, waiting) and
-//! `tree` (reaping and killing what is below the launcher).
+//! the same line. A command runs through a launcher: `corvid sandbox --policy <JSON> -- sh -c
+//! CMD` for the binary, `node sandbox-launcher.cjs sandbox --policy <JSON> -- sh -c CMD` for
+//! the Node addon (in-process in `corvid-acp` and the VS Code extension, where the host is
+//! Node or Electron). Either way the launcher runs `supervisor`: it starts the shell confined
+//! and supervises it, and everything the command starts inherits the confinement. Here:
+//! `policy` (what a command may read, write and reach, built from the session and the config),
+//! `cover` (the Landlock rules that leave the forbidden subtrees out), `apply` (what the
+//! thread that starts the command does to itself), `network` (the seccomp filter), `probe`
+//! (what the kernel supports, and the report of what is in force), `launcher` (the argv that
+//! runs a command through it, from `config::Launcher`), `argv` (that argv's shape, written by
+//! `launcher` and read by `supervisor`), `supervisor` (the launcher's run: signals, the
+//! spawn, waiting) and `tree` (reaping and killing what is below the launcher).
 //!
 //! Where there is no launcher (an embedder that names none) or the sandbox is off, commands
 //! run as before. Where the kernel has no Landlock, the launcher still runs (the network
