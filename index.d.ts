@@ -13,7 +13,14 @@ export interface AgentStream {
   close(): Promise<void>;
 }
 
-/** Starts the Corvid agent in this process. */
+/**
+ * Starts the Corvid agent in this process. Its commands run in the sandbox through
+ * `sandbox-launcher.cjs` (see `defaultSandboxLauncher`) unless `sandboxLauncher` says
+ * otherwise (`[]`: unconfined).
+ */
 export declare function createAgent(options?: AgentOptions): AgentStream;
+
+/** The launcher `createAgent` uses when given none: this Node running `sandbox-launcher.cjs`. */
+export declare function defaultSandboxLauncher(): Required<Pick<AgentOptions, "sandboxLauncher" | "sandboxLauncherEnv">>;
 
 export { NativeAgent };

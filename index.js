@@ -7,16 +7,34 @@
 //
 // The agent is the same Rust core as `corvid acp`, over in-memory channels instead of stdio.
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
 const { NativeAgent } = require("./native.cjs");
+
+/**
+ * How the agent's commands are confined when the caller names nothing else: this very Node
+ * runs `sandbox-launcher.cjs`, which lies beside this file (and beside the extension's
+ * bundle, which defines `import.meta.url` as its own). In VS Code's extension host
+ * `process.execPath` is Electron, which runs a script as Node only with
+ * ELECTRON_RUN_AS_NODE=1 (plain Node ignores it); the script removes it again before the
+ * command starts.
+ */
+export function defaultSandboxLauncher() {
+  return {
+    sandboxLauncher: [process.execPath, join(dirname(fileURLToPath(import.meta.url)), "sandbox-launcher.cjs")],
+    sandboxLauncherEnv: { ELECTRON_RUN_AS_NODE: "1" },
+  };
+}
 
 /**
  * Starts an in-process agent. Returns an ACP `Stream` (`{ readable, writable }` of JSON-RPC
  * message objects) plus `close()`.
  */
 export function createAgent(options = {}) {
-  const { onLog, ...native } = options;
+  const { onLog, ...given } = options;
+  const native = given.sandboxLauncher === undefined ? { ...given, ...defaultSandboxLauncher() } : given;
   let controller;
   let closed = false;
   const readable = new ReadableStream({

@@ -32,7 +32,7 @@ export interface AgentOptions {
   configFile?: string
   /** Data directory (`CORVID_DATA_DIR`). */
   dataDir?: string
-  /** Provider kind (`CORVID_PROVIDER`), `openai` for now. */
+  /** Provider kind (`CORVID_PROVIDER`): `openai` (any OpenAI-compatible server) or `anthropic`. */
   provider?: string
   /** Model id (`CORVID_MODEL`). */
   model?: string
@@ -44,4 +44,26 @@ export interface AgentOptions {
   logLevel?: string
   /** Session store: a file path or `none` (like `corvid acp --store`). */
   store?: string
+  /**
+   * How commands are confined: the program and leading arguments of the sandbox launcher,
+   * which is run as `<these> sandbox --policy <JSON> -- sh -c CMD` (`createAgent` passes
+   * this Node and `sandbox-launcher.cjs`). Empty: commands run unconfined.
+   */
+  sandboxLauncher?: Array<string>
+  /**
+   * Variables the launcher needs (`createAgent`: `ELECTRON_RUN_AS_NODE=1`, so that an
+   * Electron host, VS Code's, runs the script as Node).
+   */
+  sandboxLauncherEnv?: Record<string, string>
 }
+
+/**
+ * Runs the sandbox launcher in this process: `argv` is `["sandbox", "--policy", JSON, "--",
+ * PROGRAM, ...ARGS]`. Confines a thread of its own to the policy, starts the program from it,
+ * supervises it until it ends and kills whatever it left running; returns the exit status
+ * (the program's, 128 + a signal, or 126/127 when it could not be run, with one line on
+ * stderr). Blocks the calling thread throughout: only for `sandbox-launcher.cjs`, which must
+ * first replace Node's own SIGTERM and SIGINT handlers (they would end the process before the
+ * command's tree is killed).
+ */
+export declare function sandboxMain(argv: Array<string>): number

@@ -1,6 +1,8 @@
 // Builds the extension with esbuild: dist/extension.js (Node, CommonJS; the ACP SDK and the
 // root package's createAgent() are bundled in), dist/webview.js (browser), and copies the
-// addon loader (native.cjs) and the napi addon (.node) next to the bundle.
+// addon loader (native.cjs), the napi addon (.node) and the sandbox launcher script
+// (sandbox-launcher.cjs, which the bundled createAgent() runs commands through) next to the
+// bundle.
 //   node build.mjs           extension + webview
 //   node build.mjs --tests   also the unit tests into out/unit/
 import * as esbuild from "esbuild";
@@ -20,7 +22,7 @@ if (addon.length === 0) {
   process.exit(1);
 }
 for (const f of readdirSync(dist)) if (f.endsWith(".node")) rmSync(join(dist, f));
-for (const f of [...addon, "native.cjs"]) copyFileSync(join(root, f), join(dist, f));
+for (const f of [...addon, "native.cjs", "sandbox-launcher.cjs"]) copyFileSync(join(root, f), join(dist, f));
 
 const common = { bundle: true, logLevel: "warning", sourcemap: false, target: "node20" };
 await esbuild.build({
@@ -30,7 +32,8 @@ await esbuild.build({
   platform: "node",
   format: "cjs",
   external: ["vscode"],
-  // The bundled index.js finds native.cjs relative to import.meta.url: this bundle's path.
+  // The bundled index.js finds native.cjs and sandbox-launcher.cjs relative to
+  // import.meta.url: this bundle's path.
   define: { "import.meta.url": "__corvidImportMetaUrl" },
   banner: { js: 'var __corvidImportMetaUrl = require("url").pathToFileURL(__filename).href;' },
 });

@@ -24,6 +24,7 @@ step "package the VSIX (linux-x64, with the .node)"
 # random when grep exits at the first match and the lister then writes to a closed pipe.
 listing=$(python3 -m zipfile -l extension/dist-vsix/corvid-vscode-linux-x64.vsix)
 grep -q 'extension/dist/corvid\..*\.node' <<<"$listing" || { echo "the VSIX lacks the addon"; exit 1; }
+grep -q 'extension/dist/sandbox-launcher\.cjs' <<<"$listing" || { echo "the VSIX lacks the sandbox launcher"; exit 1; }
 
 if [ "${CORVID_SKIP_VSCODE_E2E:-}" = 1 ]; then
   echo "CORVID_SKIP_VSCODE_E2E=1: skipping the code-server end-to-end test"

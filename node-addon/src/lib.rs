@@ -3,8 +3,13 @@
 //! Thin by design: each `NativeAgent` owns a tokio runtime and runs
 //! `corvid_core::serve_with_store` over the core's in-memory transport, exactly what
 //! `corvid acp` runs over stdio. JSON-RPC messages go in through `send` and come out through
-//! a callback; no protocol logic lives here.
+//! a callback; no protocol logic lives here. `sandbox` is the launcher the agent's commands
+//! run through.
 
+// Public so the `#[napi]` export is reachable in test builds too, where napi registers nothing.
+pub mod sandbox;
+
+use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::mpsc as std_mpsc;
@@ -39,6 +44,13 @@ pub struct AgentOptions {
     pub log_level: Option<String>,
     /// Session store: a file path or `none` (like `corvid acp --store`).
     pub store: Option<String>,
+    /// How commands are confined: the program and leading arguments of the sandbox launcher,
+    /// which is run as `<these> sandbox --policy <JSON> -- sh -c CMD` (`createAgent` passes
+    /// this Node and `sandbox-launcher.cjs`). Empty: commands run unconfined.
+    pub sandbox_launcher: Option<Vec<String>>,
+    /// Variables the launcher needs (`createAgent`: `ELECTRON_RUN_AS_NODE=1`, so that an
+    /// Electron host, VS Code's, runs the script as Node).
+    pub sandbox_launcher_env: Option<HashMap<String, String>>,
 }
 
 /// Options first, then the process environment.
@@ -89,6 +101,9 @@ impl NativeAgent {
         let mut config = Config::load_from(&OptionsEnv(&options)).map_err(|e| Error::from_reason(e.to_string()))?;
         if options.store.is_some() {
             config.store = options.store.clone();
+        }
+        if let Some(argv) = &options.sandbox_launcher {
+            config.sandbox.launcher = sandbox::launcher(argv, options.sandbox_launcher_env.as_ref());
         }
         let on_message: Callback =
             on_message.build_threadsafe_function().callee_handled::<false>().weak::<true>().build()?;

@@ -7,7 +7,6 @@
 
 mod bridge;
 mod chat;
-mod sandbox;
 mod serve;
 
 use std::ffi::OsString;
@@ -105,8 +104,8 @@ enum Command {
     Login,
     /// Remove the stored API key from the config file.
     Logout,
-    /// Internal: confine this process to a sandbox policy, then exec the command (how Corvid
-    /// runs the commands the model asks for).
+    /// Internal: run the command confined to a sandbox policy and supervise it (how Corvid
+    /// runs the commands the model asks for; `corvid_core::sandbox::supervise`).
     #[command(hide = true)]
     Sandbox {
         /// The policy, as JSON (`corvid_core::sandbox::Policy`).
@@ -129,7 +128,7 @@ fn main() -> std::process::ExitCode {
         }
         Command::Acp { log_file, store, login: false, connect: None, .. } => exit_code(run_acp(log_file, store)),
         Command::Serve(args) => exit_code(serve::run(args)),
-        Command::Sandbox { policy, command } => sandbox::run(&policy, &command),
+        Command::Sandbox { policy, command } => corvid_core::sandbox::supervise(&policy, &command).into(),
     }
 }
 

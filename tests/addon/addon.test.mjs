@@ -278,4 +278,8 @@ await agent.close();
   );
   const printed = execFileSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8", env: { ...process.env, FAKE_URL: fake.url } });
   assert.equal(printed.trim(), "corvid 1");
+  // The sandbox launcher ships too, and finds the addon beside it.
+  const policy = JSON.stringify({ roots: [app], tmp: join(out, "tmp") });
+  const launched = execFileSync(process.execPath, [join(app, "node_modules/corvid-acp/sandbox-launcher.cjs"), "sandbox", "--policy", policy, "--", "sh", "-c", "echo launched"], { encoding: "utf8" });
+  assert.equal(launched, "launched\n");
 });

@@ -1,6 +1,10 @@
 // The sandbox's set-up cost per command: `sh -c true` run 200 times directly and through the
 // launcher (`corvid sandbox --policy … -- sh -c true`), wall time of each run, median and p90.
-// Prints a table; the numbers belong in notes, never in timed tests.
+// Also the Node addon's launcher (`node sandbox-launcher.cjs sandbox --policy … -- sh -c
+// true`, what the in-process agent and the VS Code extension run), once the addon is built
+// (`npm run build:native`), beside a bare `node -e 0` start: most of its cost is Node's own
+// start-up, which no launcher script can avoid. Prints a table; the numbers belong in notes,
+// never in timed tests.
 //
 //   npm run bench:sandbox            (uses target/release/corvid or $CORVID_BIN)
 //   BENCH_DIR=/some/dir npm run bench:sandbox   (where the fake home goes; default the temp dir)
@@ -11,9 +15,10 @@
 // the way from / to a forbidden path (each sibling is one Landlock rule), so a home inside a
 // crowded temp dir (CI machines) costs more than a home in /home.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { corvidBin } from "../support/agent.mjs";
 import { percentile, printTable } from "./report.mjs";
 
@@ -42,6 +47,16 @@ const cases = [
   ["launcher, network on (Landlock only)", bin, ["sandbox", "--policy", policy({ network: true }), "--", "sh", "-c", "true"]],
   ["launcher, session in $HOME (write rules split too)", bin, ["sandbox", "--policy", policy({ roots: [home] }), "--", "sh", "-c", "true"]],
 ];
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const script = join(repo, "sandbox-launcher.cjs");
+if (readdirSync(repo).some((f) => /^corvid\..*\.node$/.test(f)) && existsSync(script)) {
+  cases.push(
+    ["node -e 0 (Node's own start, for scale)", process.execPath, ["-e", "0"]],
+    ["addon launcher (node sandbox-launcher.cjs), network off", process.execPath, [script, "sandbox", "--policy", policy({}), "--", "sh", "-c", "true"]],
+  );
+} else {
+  console.log("no corvid.*.node at the repository root: the addon launcher is not measured (npm run build:native)\n");
+}
 const results = cases.map(([name, cmd, args]) => [name, time(cmd, args)]);
 const base = percentile(results[0][1], 0.5);
 const parent = join(home, "..");

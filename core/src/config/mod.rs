@@ -13,7 +13,7 @@ use std::time::Duration;
 pub use agents::AgentProfile;
 use file::FileConfig;
 pub(crate) use file::parse_reason;
-pub use sandbox::{SandboxConfig, SandboxMode, UnknownSandboxMode};
+pub use sandbox::{Launcher, SandboxConfig, SandboxMode, UnknownSandboxMode};
 
 use crate::provider::{ProviderKind, UnknownProvider};
 use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;

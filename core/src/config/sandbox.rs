@@ -38,13 +38,34 @@ pub struct SandboxConfig {
     pub writable_roots: Vec<PathBuf>,
     /// Refuse to run commands where the kernel cannot confine them (no Landlock).
     pub required: bool,
-    /// The program that applies the policy and execs the command (`corvid sandbox`). The
+    /// What applies the policy and supervises the command (`crate::sandbox::supervise`). The
     /// `corvid` binary is its own launcher; an embedder (the Node addon) has to name one.
     /// `None`: commands run unconfined (a warning is logged once).
-    pub launcher: Option<PathBuf>,
+    pub launcher: Option<Launcher>,
     /// The MCP stdio servers (by the name the editor gives them) that run in the session's
     /// sandbox: `[mcp.servers.<name>] sandbox = true`.
     pub mcp_servers: Vec<String>,
+}
+
+/// How to start the sandbox launcher: `<program> <args…> sandbox --policy <JSON> -- sh -c CMD`
+/// with `env` added to the environment it inherits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Launcher {
+    /// The `corvid` binary, or the Node (or Electron) running the addon.
+    pub program: PathBuf,
+    /// Arguments before `sandbox`: the addon's launcher script; none for `corvid`.
+    pub args: Vec<String>,
+    /// Variables the launcher needs to start at all (Electron runs as Node only with
+    /// `ELECTRON_RUN_AS_NODE=1`). The command inherits them unless the launcher removes them
+    /// (the addon's script does).
+    pub env: Vec<(String, String)>,
+}
+
+impl Launcher {
+    /// A launcher that is one program with nothing before `sandbox` (the `corvid` binary).
+    pub fn program(program: impl Into<PathBuf>) -> Self {
+        Launcher { program: program.into(), args: Vec::new(), env: Vec::new() }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +73,7 @@ pub struct SandboxConfig {
 pub struct UnknownSandboxMode(pub String);
 
 /// The launcher when nothing names one: this very program, if it is `corvid`.
-pub(super) fn default_launcher() -> Option<PathBuf> {
+pub(super) fn default_launcher() -> Option<Launcher> {
     let exe = std::env::current_exe().ok()?;
-    (exe.file_name()? == "corvid").then_some(exe)
+    (exe.file_name()? == "corvid").then(|| Launcher::program(exe))
 }

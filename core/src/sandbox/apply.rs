@@ -1,27 +1,24 @@
-//! What the launcher (`corvid sandbox`) does to itself before it execs the command. In core
-//! so it can be tested, but only ever called from the launcher process: it confines the
-//! calling thread for good.
+//! What the thread that starts the command does to itself first (`supervisor` runs it on a
+//! thread of its own, which spawns the command and ends). It confines that thread for good,
+//! and the command, spawned from it, inherits all of it.
 //!
 //! In this order:
-//! 1. **Parent-death signal** SIGTERM: the launcher stays as the command's supervisor
-//!    (`corvid sandbox`, in the binary) and, told that whoever started it is gone, kills the
-//!    command and everything it started (it is their subreaper, so `setsid` and double forks
-//!    do not get away) before it exits. The signal fires when the *thread* that forked the
-//!    launcher ends, not the process: Corvid spawns from its runtime's worker threads, which
-//!    live as long as the runtime (never from short-lived blocking-pool threads, which would
-//!    kill their commands when they retire).
-//! 2. **`no_new_privs`**: nothing it execs can gain privileges (set-user-id binaries, file
+//! 1. **`no_new_privs`**: nothing it execs can gain privileges (set-user-id binaries, file
 //!    capabilities), so nothing inside can lift the confinement; Landlock and seccomp need it.
-//! 3. **Landlock**: every file-system right of [`ABI_USED`] is handled, so only what the rules
+//! 2. **Landlock**: every file-system right of [`ABI_USED`] is handled, so only what the rules
 //!    grant is allowed: read and execute everywhere but the forbidden subtrees (`cover` works
 //!    out the rules that leave them out), every right beneath the writable roots (their
 //!    forbidden and read-only subtrees left out too) and the session's temp dir, reading and
 //!    writing the few device files commands need. Signals to processes outside the sandbox
 //!    are refused (the signal scope). Without network, TCP bind/connect are handled too (no
 //!    rule grants them) and abstract Unix sockets made outside the sandbox are out of reach.
-//! 4. **seccomp** (`network`), unless the policy allows the network.
+//! 3. **seccomp** (`network`), unless the policy allows the network.
 //!
-//! All four are inherited by every descendant (`setsid`, double forks, `nohup` included).
+//! All three are inherited by every descendant (`setsid`, double forks, `nohup` included).
+//! They bind a thread, not a process: the launcher's other threads (the supervisor's, and a
+//! Node host's own) stay outside the sandbox, where Landlock keeps the command from tracing
+//! them or writing their memory. The parent-death signal and the subreaper, which are about
+//! the whole launcher, are the supervisor's.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -33,7 +30,6 @@ use landlock::{
     RulesetStatus, Scope,
 };
 use nix::fcntl::OFlag;
-use nix::sys::signal::Signal;
 use nix::sys::stat::Mode;
 
 use super::cover::{Disk, cover, overlaps};
@@ -55,15 +51,9 @@ pub struct Applied {
     pub network_denied: bool,
 }
 
-/// Confines this process (its calling thread, which must be its only one) to `policy`.
+/// Confines the calling thread, the one that then starts the command, to `policy`.
 pub fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
-    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(SandboxError::Prctl)?;
     nix::sys::prctl::set_no_new_privs().map_err(SandboxError::Prctl)?;
-    confine(policy)
-}
-
-/// Landlock, then seccomp: steps 3 and 4 (the tests run them on a thread of their own).
-fn confine(policy: &Policy) -> Result<Applied, SandboxError> {
     let landlock = landlock(policy)?;
     if policy.required && landlock == RulesetStatus::NotEnforced {
         return Err(SandboxError::Unavailable);
@@ -164,8 +154,7 @@ mod tests {
     /// only, so the rest of the test process is untouched).
     fn confined<T: Send + 'static>(policy: Policy, f: impl FnOnce() -> T + Send + 'static) -> (Applied, T) {
         std::thread::spawn(move || {
-            nix::sys::prctl::set_no_new_privs().expect("no_new_privs");
-            let applied = confine(&policy).expect("confined");
+            let applied = apply(&policy).expect("confined");
             (applied, f())
         })
         .join()

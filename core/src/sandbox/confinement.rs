@@ -106,7 +106,7 @@ mod tests {
 
     fn config(launcher: Option<&str>) -> Config {
         let mut config = Config::default();
-        config.sandbox.launcher = launcher.map(Into::into);
+        config.sandbox.launcher = launcher.map(crate::config::Launcher::program);
         config
     }
 

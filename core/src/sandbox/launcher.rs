@@ -1,20 +1,21 @@
-//! Running a shell command through the launcher: `<corvid> sandbox --policy <JSON> -- sh -c
-//! CMD`. The launcher applies the policy to itself and then starts `sh`, so no code runs
-//! between `fork` and `exec` in Corvid (`unsafe` is denied, and with it `pre_exec`), and the
-//! same argv can be handed to anything that starts processes (an editor's terminal).
+//! Running a shell command through the launcher: `<launcher> sandbox --policy <JSON> -- sh -c
+//! CMD`, where the launcher is `corvid` itself or, for the Node addon, Node running its
+//! launcher script (`config::Launcher`). The launcher applies the policy to itself and then
+//! starts `sh`, so no code runs between `fork` and `exec` in Corvid (`unsafe` is denied, and
+//! with it `pre_exec`), and the same argv can be handed to anything that starts processes (an
+//! editor's terminal).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::Policy;
-use crate::config::{Config, SandboxMode};
+use super::{Policy, argv};
+use crate::config::{Config, Launcher, SandboxMode};
 use crate::roots::Roots;
 
 /// How one session's commands are started under its policy.
 #[derive(Debug, Clone)]
 pub struct Launch {
-    exe: PathBuf,
+    launcher: Launcher,
     policy: Policy,
 }
 
@@ -25,14 +26,14 @@ impl Launch {
         if config.sandbox.mode == SandboxMode::Off {
             return None;
         }
-        let Some(exe) = config.sandbox.launcher.clone() else {
+        let Some(launcher) = config.sandbox.launcher.clone() else {
             static WARNED: AtomicBool = AtomicBool::new(false);
             if !WARNED.swap(true, Ordering::Relaxed) {
                 tracing::warn!("no sandbox launcher is configured: commands run unconfined");
             }
             return None;
         };
-        Some(Launch { exe, policy: Policy::for_session(config, roots, session_id, read_only_session) })
+        Some(Launch { launcher, policy: Policy::for_session(config, roots, session_id, read_only_session) })
     }
 
     pub fn policy(&self) -> &Policy {
@@ -46,15 +47,21 @@ impl Launch {
         launch
     }
 
-    /// The launcher's arguments for `sh -c command`.
+    /// The launcher's arguments for `sh -c command`: its own leading ones, then the sandbox's.
     pub fn args(&self, command: &str) -> Vec<OsString> {
         self.args_for(["sh", "-c", command].map(OsString::from))
     }
 
     /// The launcher's arguments for any program and its arguments.
     fn args_for(&self, program: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-        let head = ["sandbox", "--policy", &self.policy.to_json(), "--"].map(OsString::from);
-        head.into_iter().chain(program).collect()
+        let mut args: Vec<OsString> = self.launcher.args.iter().map(OsString::from).collect();
+        args.extend(argv::build(&self.policy.to_json(), program));
+        args
+    }
+
+    /// What the launcher needs in its environment (beyond what it inherits).
+    pub fn env(&self) -> &[(String, String)] {
+        &self.launcher.env
     }
 
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
@@ -70,17 +77,18 @@ impl Launch {
         program: impl IntoIterator<Item = OsString>,
     ) -> std::io::Result<tokio::process::Command> {
         self.make_tmp().await?;
-        let mut cmd = tokio::process::Command::new(&self.exe);
+        let mut cmd = tokio::process::Command::new(&self.launcher.program);
         cmd.args(self.args_for(program));
+        cmd.envs(self.launcher.env.iter().map(|(k, v)| (k, v)));
         Ok(cmd)
     }
 
-    /// The program and arguments for someone else to start (an editor's `terminal/create`),
-    /// as strings; makes the session's temp dir first.
+    /// The program and arguments for someone else to start (an editor's `terminal/create`,
+    /// which gets `env` too), as strings; makes the session's temp dir first.
     pub async fn argv(&self, command: &str) -> std::io::Result<(String, Vec<String>)> {
         self.make_tmp().await?;
         let args = self.args(command).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        Ok((self.exe.to_string_lossy().into_owned(), args))
+        Ok((self.launcher.program.to_string_lossy().into_owned(), args))
     }
 
     async fn make_tmp(&self) -> std::io::Result<()> {
@@ -95,7 +103,7 @@ mod tests {
     #[test]
     fn the_argv_carries_the_policy_and_the_command_unchanged() {
         let mut config = Config::default();
-        config.sandbox.launcher = Some("/opt/corvid".into());
+        config.sandbox.launcher = Some(Launcher::program("/opt/corvid"));
         let roots = Roots::new("/nonexistent/w".into(), vec![]);
         let launch = Launch::for_session(&config, &roots, "s", false).expect("on");
         let args = launch.args("echo 'a b' && rm -rf -- x");
@@ -103,11 +111,40 @@ mod tests {
         let policy = Policy::from_json(args[2].to_str().expect("utf-8")).expect("policy");
         assert_eq!(&policy, launch.policy());
         assert_eq!(args[3..], ["--", "sh", "-c", "echo 'a b' && rm -rf -- x"].map(OsString::from));
+        assert!(launch.env().is_empty());
 
         config.sandbox.mode = SandboxMode::Off;
         assert!(Launch::for_session(&config, &roots, "s", false).is_none());
         config.sandbox.mode = SandboxMode::WorkspaceWrite;
         config.sandbox.launcher = None;
         assert!(Launch::for_session(&config, &roots, "s", false).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_launcher_script_goes_first_and_its_environment_is_set() {
+        let base = std::env::temp_dir().join(format!("corvid-launch-{}", std::process::id()));
+        let config = Config {
+            data_dir: base.join("data"),
+            sandbox: crate::config::SandboxConfig {
+                launcher: Some(Launcher {
+                    program: "/usr/bin/node".into(),
+                    args: vec!["/opt/corvid-acp/sandbox-launcher.cjs".into()],
+                    env: vec![("ELECTRON_RUN_AS_NODE".into(), "1".into())],
+                }),
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let roots = Roots::new(base.join("w"), vec![]);
+        let launch = Launch::for_session(&config, &roots, "s", false).expect("on");
+        let (program, args) = launch.argv("true").await.expect("argv");
+        assert_eq!(program, "/usr/bin/node");
+        assert_eq!(args[..3], ["/opt/corvid-acp/sandbox-launcher.cjs", "sandbox", "--policy"]);
+        assert_eq!(args[4..], ["--", "sh", "-c", "true"]);
+        assert!(launch.policy().tmp.is_dir(), "the temp dir is made first");
+        let cmd = launch.command("true").await.expect("command");
+        let set: Vec<_> = cmd.as_std().get_envs().collect();
+        assert_eq!(set, [(std::ffi::OsStr::new("ELECTRON_RUN_AS_NODE"), Some(std::ffi::OsStr::new("1")))]);
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

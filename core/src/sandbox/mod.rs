@@ -1,13 +1,18 @@
 //! Commands in an OS sandbox (Linux: Landlock + seccomp).
 //!
 //! The file tools cannot leave the session's folders (`tools::Jail`); this holds commands to
-//! the same line. A command runs as `corvid sandbox --policy <JSON> -- sh -c CMD`: the
-//! launcher confines itself, starts the shell and supervises it (`server/src/sandbox.rs`), and
-//! everything the command starts inherits the confinement. Here: `policy` (what a command may read, write and reach, built from the
-//! session and the config), `cover` (the Landlock rules that leave the forbidden subtrees
-//! out), `apply` (what the launcher does to itself), `network` (the seccomp filter),
-//! `probe` (what the kernel supports, and the report of what is in force), `launcher` (the
-//! argv that runs a command through it).
+//! the same line. A command runs through a launcher: `corvid sandbox --policy <JSON> -- sh -c
+//! CMD` for the binary, `node sandbox-launcher.cjs sandbox --policy <JSON> -- sh -c CMD` for
+//! the Node addon (in-process in `corvid-acp` and the VS Code extension, where the host is
+//! Node or Electron). Either way the launcher runs `supervisor`: it starts the shell confined
+//! and supervises it, and everything the command starts inherits the confinement. Here:
+//! `policy` (what a command may read, write and reach, built from the session and the config),
+//! `cover` (the Landlock rules that leave the forbidden subtrees out), `apply` (what the
+//! thread that starts the command does to itself), `network` (the seccomp filter), `probe`
+//! (what the kernel supports, and the report of what is in force), `launcher` (the argv that
+//! runs a command through it, from `config::Launcher`), `argv` (that argv's shape, written by
+//! `launcher` and read by `supervisor`), `supervisor` (the launcher's run: signals, the
+//! spawn, waiting) and `tree` (reaping and killing what is below the launcher).
 //!
 //! Where there is no launcher (an embedder that names none) or the sandbox is off, commands
 //! run as before. Where the kernel has no Landlock, the launcher still runs (the network
@@ -15,18 +20,22 @@
 //! makes it refuse the command.
 
 mod apply;
+mod argv;
 mod confinement;
 mod cover;
 mod launcher;
 mod network;
 mod policy;
 mod probe;
+mod supervisor;
+mod tree;
 
 pub use apply::{Applied, apply};
 pub use confinement::{Confinement, Escalation};
 pub use launcher::Launch;
 pub use policy::Policy;
 pub use probe::{Status, landlock_abi};
+pub use supervisor::{launcher_main, supervise};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

@@ -18,8 +18,8 @@ use super::SandboxError;
 #[cfg(target_arch = "x86_64")]
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-/// Installs the filter on the calling thread (the launcher has no other) and so on everything
-/// it execs. Needs `no_new_privs`, which the launcher sets first.
+/// Installs the filter on the calling thread (the launcher's, which then spawns the command)
+/// and so on everything it starts. Needs `no_new_privs`, which the launcher sets first.
 pub fn deny_network() -> Result<(), SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
     let program = filter(arch)?;

@@ -94,7 +94,7 @@ mod tests {
         config.sandbox.mode = SandboxMode::ReadOnly;
         config.sandbox.launcher = None;
         assert!(Status::of(&config).to_meta()["reason"].as_str().is_some_and(|r| r.contains("launcher")));
-        config.sandbox.launcher = Some("/usr/bin/corvid".into());
+        config.sandbox.launcher = Some(crate::config::Launcher::program("/usr/bin/corvid"));
         let meta = Status::of(&config).to_meta();
         match landlock_abi() {
             Some(abi) => {

@@ -1,7 +1,7 @@
 //! run_command on this machine: a shell command in the session cwd, in its own process group,
 //! with its output streamed to the caller, a timeout, an output cap, and a kill on cancel.
-//! With a sandbox, the process is the launcher, which confines itself and execs the shell in
-//! place (same pid, same process group).
+//! With a sandbox, the process is the launcher, which confines itself and supervises the
+//! shell it starts in its own process group (`sandbox::supervise`).
 
 use std::process::Stdio;
 use std::time::Duration;

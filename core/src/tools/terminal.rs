@@ -5,7 +5,8 @@
 //! The same limits as the local path apply: the timeout, the output cap (the client truncates
 //! from the start), a kill on cancel, provider keys blanked in the command's environment
 //! (the client starts it from its own environment, which we cannot strip, only override), and
-//! the sandbox: the client is asked to run `corvid sandbox --policy … -- sh -c CMD`.
+//! the sandbox: the client is asked to run the launcher (`corvid sandbox --policy … -- sh -c
+//! CMD`, or the addon's `node sandbox-launcher.cjs sandbox …`) with the variables it needs.
 
 use std::path::PathBuf;
 
@@ -23,11 +24,15 @@ use crate::sandbox::Launch;
 pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -> Result<Output, ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
-    let env = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
+    let mut env: Vec<acp::EnvVariable> = secret_vars().into_iter().map(|v| acp::EnvVariable::new(v, "")).collect();
     // Under the sandbox the editor runs the launcher, which confines itself and then the
-    // command: the terminal shows the live command while the confinement holds.
+    // command: the terminal shows the live command while the confinement holds. The
+    // launcher's own variables (Electron's switch to Node, for the addon's) go with it.
     let (program, argv) = match sandbox {
-        Some(launch) => launch.argv(&a.command).await.map_err(temp_dir_failed)?,
+        Some(launch) => {
+            env.extend(launch.env().iter().map(|(name, value)| acp::EnvVariable::new(name, value)));
+            launch.argv(&a.command).await.map_err(temp_dir_failed)?
+        }
         None => ("sh".to_string(), vec!["-c".to_string(), a.command.clone()]),
     };
     let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), program)

@@ -5,8 +5,8 @@
 // answered by clicking Allow in the webview, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
-// reaching the agent (plan checklist, terminal output, an edit of an existing file left
-// unsaved), Set API Key reaching the model but not settings.json, the history list loading a
+// reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
+// write beside the workspace, an edit of an existing file left unsaved), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Show Logs, a broken
 // `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
 // stdio running a turn, and a missing addon shown as an error notification. code-server and
@@ -26,6 +26,9 @@ if (!CS || !VSIX || !SHOT) {
   process.exit(2);
 }
 const repo = path.resolve(__dirname, "../../..");
+// Whether this kernel lets the sandbox launcher confine a command (Landlock).
+const landlock =
+  spawnSync(process.execPath, [path.join(repo, "sandbox-launcher.cjs"), "sandbox", "--policy", JSON.stringify({ roots: [], tmp: os.tmpdir(), required: true }), "--", "true"]).status === 0;
 const t0 = Date.now();
 const say = (m) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
 
@@ -245,7 +248,9 @@ async function main() {
         { toolCalls: [{ name: "edit_file", arguments: { path: "hello.txt", old_text: "Hello from", new_text: "Hello again from" } }] },
         { toolCalls: [{ name: "write_file", arguments: { path: "notes/todo.md", content: "- [x] edit hello.txt\n" } }] },
         { toolCalls: [plan("completed", "in_progress", "pending")] },
-        { toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-terminal-ok" } }] },
+        // The second half must fail: the in-process core runs commands through the sandbox
+        // launcher shipped in the VSIX, with code-server's own Node.
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-terminal-ok; echo pwned > ../escape.txt" } }] },
         { toolCalls: [plan("completed", "completed", "in_progress")] },
         { chunks: [{ content: "Edited **hello.txt** and ran the command." }] },
       ],
@@ -270,6 +275,8 @@ async function main() {
     if (planItems.length !== 3 || !planItems[0].includes("Edit hello.txt")) throw new Error(`plan not rendered: ${planItems}`);
     if ((await view.locator(".plan li.completed").count()) !== 2) throw new Error("plan statuses not rendered");
     await view.locator("pre.out.terminal", { hasText: "corvid-terminal-ok" }).waitFor({ timeout: 10000 });
+    if (!landlock) say("no Landlock on this kernel: the sandbox check is skipped");
+    else if (fs.existsSync(path.join(W, "escape.txt"))) throw new Error("the command wrote beside the workspace: it ran unconfined");
     // The edit of the existing file: a modified document, the disk unchanged until saved.
     await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
     if (read() !== "Hello from Corvid in VS Code\n") throw new Error("the edit of an existing file should not be saved yet");

@@ -1,6 +1,49 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { TerminalManager } from "../../src/terminals";
+
+// The launcher script as build.mjs copied it next to the bundle (this file runs from out/unit/).
+const launcher = join(__dirname, "../../dist/sandbox-launcher.cjs");
+
+/** A folder to work in, one beside it, a data dir with the temp dir; the launcher's policy. */
+function sandboxPlace() {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), "corvid-vscode-sandbox-")));
+  for (const d of ["w", "beside", "data/tmp/s"]) mkdirSync(join(base, d), { recursive: true });
+  const policy = JSON.stringify({ roots: [join(base, "w")], tmp: join(base, "data/tmp/s"), forbidden: [join(base, "data")], required: true });
+  return { base, policy };
+}
+
+/** Why the launcher cannot confine here (no Landlock), or false. */
+const noSandbox = (() => {
+  const r = spawnSync(process.execPath, [launcher, "sandbox", "--policy", sandboxPlace().policy, "--", "true"], { encoding: "utf8" });
+  return r.status === 0 ? false : `the launcher refuses here: ${r.stderr.trim() || `exit ${r.status}`}`;
+})();
+
+/** Pids of processes whose command line starts with `needle`. */
+function running(needle: string): number[] {
+  return readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").startsWith(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function until(what: string, check: () => boolean, ms = 5000) {
+  const t0 = Date.now();
+  while (!check()) {
+    if (Date.now() - t0 > ms) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 test("a shell command's output and exit code are captured", async () => {
   const tm = new TerminalManager();
@@ -33,4 +76,43 @@ test("kill stops a running command; unknown ids are errors", async () => {
   assert.equal(exit.signal, "SIGTERM");
   tm.release(id);
   assert.throws(() => tm.output("nope"), /unknown terminal/);
+});
+
+test("the sandbox launcher's argv, as the in-process core sends it, runs confined with the env it is given", { skip: noSandbox }, async () => {
+  const { base, policy } = sandboxPlace();
+  const tm = new TerminalManager();
+  const command = 'echo in > in.txt; echo pwned > ../beside/x.txt; echo "foo=$FOO ern=[$ELECTRON_RUN_AS_NODE]"; exit 5';
+  const id = tm.create({
+    command: process.execPath,
+    args: [launcher, "sandbox", "--policy", policy, "--", "sh", "-c", command],
+    env: [
+      { name: "ELECTRON_RUN_AS_NODE", value: "1" },
+      { name: "FOO", value: "bar" },
+    ],
+    cwd: join(base, "w"),
+  });
+  assert.deepEqual(await tm.waitForExit(id), { exitCode: 5, signal: null });
+  const { output } = tm.output(id);
+  assert.equal(readFileSync(join(base, "w", "in.txt"), "utf8"), "in\n");
+  assert.equal(existsSync(join(base, "beside", "x.txt")), false, "the write beside the folder was refused");
+  assert.match(output, /Permission denied/);
+  // The env reached the launcher; Electron's switch went no further than the launcher.
+  assert.match(output, /^foo=bar ern=\[\]$/m);
+});
+
+test("kill stops the launcher, and it takes what the command setsid'd with it", { skip: noSandbox }, async () => {
+  const { base, policy } = sandboxPlace();
+  const tag = `${8000 + Math.floor(Math.random() * 900)}.5`;
+  const tm = new TerminalManager();
+  const id = tm.create({
+    command: process.execPath,
+    args: [launcher, "sandbox", "--policy", policy, "--", "sh", "-c", `setsid sleep ${tag} & sleep ${tag}1`],
+    env: [{ name: "ELECTRON_RUN_AS_NODE", value: "1" }],
+    cwd: join(base, "w"),
+  });
+  await until("the command to run", () => running(`sleep ${tag}`).length === 2, 10000);
+  tm.kill(id);
+  // SIGTERM to the terminal's process group: the launcher kills the tree, then exits 128 + 15.
+  assert.deepEqual(await tm.waitForExit(id), { exitCode: 143, signal: null });
+  await until("nothing of the command to be left", () => running(`sleep ${tag}`).length === 0, 3000);
 });
