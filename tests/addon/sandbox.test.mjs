@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import http from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -19,6 +18,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createAgent } from "corvid-acp";
 import { CLOSED_URL } from "../support/agent.mjs";
 import { startFakeModel } from "../support/fake-model.mjs";
+import { startHitServer } from "../support/hit-server.mjs";
 import { running, until } from "../support/processes.mjs";
 import { tapStream } from "../support/tap.mjs";
 
@@ -36,19 +36,15 @@ const skip = noLandlock() ?? false;
 
 let fake;
 let server;
-let hits = [];
+let hits;
 before(async () => {
   fake = await startFakeModel();
-  server = http.createServer((req, res) => {
-    hits.push(req.url);
-    res.end("reached\n");
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  server = await startHitServer();
+  hits = server.hits;
 });
 after(async () => {
   await fake.close();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await server.close();
 });
 
 let marker = 0;
@@ -149,8 +145,8 @@ test("a write inside the folder succeeds; beside it, in $HOME and from a setsid'
 
 test("no network: a loopback server gets no request", { skip }, async () => {
   const t = await setup();
-  const url = `http://127.0.0.1:${server.address().port}`;
-  hits = [];
+  const url = server.url;
+  hits.length = 0;
   const results = await t.calls([
     `curl -sS -m 3 ${url}/curl`,
     `node -e "fetch('${url}/node').then((r) => console.log(r.status))"`,

@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
+import { startHitServer } from "../support/hit-server.mjs";
 import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
 
 let fake;
@@ -215,13 +215,8 @@ test("client terminal: the sandbox holds in the editor's terminal too (a write b
 });
 
 test("client terminal: an allowed network escalation reaches the network from the editor's terminal; a plain command does not", async () => {
-  const hits = [];
-  const server = http.createServer((req, res) => {
-    hits.push(req.url);
-    res.end("reached\n");
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const url = `http://127.0.0.1:${server.address().port}`;
+  const server = await startHitServer();
+  const { hits, url } = server;
   const { root } = workspace();
   const ed = editor();
   try {
@@ -238,8 +233,7 @@ test("client terminal: an allowed network escalation reaches the network from th
       assert.match(question.toolCall.title, /with network access$/);
     });
   } finally {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
   }
 });
 

@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import http from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
+import { startHitServer } from "../support/hit-server.mjs";
 import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
 import { running, until } from "../support/processes.mjs";
 
@@ -27,19 +27,15 @@ const skip = noLandlock() ?? false;
 
 let fake;
 let server;
-let hits = [];
+let hits;
 before(async () => {
   fake = await startFakeModel();
-  server = http.createServer((req, res) => {
-    hits.push(req.url);
-    res.end("reached\n");
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  server = await startHitServer();
+  hits = server.hits;
 });
 after(async () => {
   await fake.close();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await server.close();
 });
 
 let marker = 0;
@@ -162,12 +158,12 @@ test("forbidden paths cannot be read: the key reaches neither the tool card nor 
 
 test("no network: a loopback server gets no request from curl, node or bash", { skip }, async () => {
   const t = await setup();
-  const url = `http://127.0.0.1:${server.address().port}`;
-  hits = [];
+  const url = server.url;
+  hits.length = 0;
   const results = await t.calls([
     `curl -sS -m 3 ${url}/curl`,
     `node -e "fetch('${url}/node').then((r) => console.log(r.status))"`,
-    `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${server.address().port} && echo -e "GET /bash HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3'`,
+    `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo -e "GET /bash HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3'`,
   ]);
   for (const [i, r] of results.slice(0, 3).entries()) failed(r, `network call ${i}`);
   assert.match(results[0], /not permitted|connect/i, results[0]);
@@ -220,9 +216,9 @@ test("CORVID_SANDBOX=off restores today's behaviour", async () => {
 test("an escalation always asks (in full mode too), names what it lifts, and only a yes lifts it", { skip }, async () => {
   const answers = ["reject_once", "allow_once", "allow_once", "allow_always", "allow_once"];
   const t = await setup({ answer: () => answers.shift() });
-  const url = `http://127.0.0.1:${server.address().port}`;
+  const url = server.url;
   const reason = "fetch the fixture from the local server";
-  hits = [];
+  hits.length = 0;
   const [rejected] = await t.calls([{ command: `curl -sS -m 3 ${url}/rejected`, escalate: "network", reason }]);
   assert.match(rejected, /declined/, rejected);
   assert.deepEqual(hits, [], "a rejected escalation does not run");
@@ -263,7 +259,7 @@ test("an escalation always asks (in full mode too), names what it lifts, and onl
 
 test("a denial tells the model how to escalate", { skip }, async () => {
   const t = await setup();
-  const [denied] = await t.calls([`curl -sS -m 3 http://127.0.0.1:${server.address().port}/x 2>&1 | head -1; echo x > ../elsewhere/y`]);
+  const [denied] = await t.calls([`curl -sS -m 3 http://127.0.0.1:${server.port}/x 2>&1 | head -1; echo x > ../elsewhere/y`]);
   assert.match(denied, /"escalate": "network"/);
   await t.done();
 });
