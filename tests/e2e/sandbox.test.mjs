@@ -105,21 +105,30 @@ const failed = (result, what) => assert.doesNotMatch(result, /\[exit code 0\]$/,
 
 test("work inside the folder and TMPDIR succeeds; writes beside it, to $HOME and from grandchildren fail", { skip }, async () => {
   const t = await setup();
-  const [inside, tmp, beside, home, grandchild, doubleFork] = await t.calls([
-    "mkdir -p a/b && echo ok > a/b/f && cat a/b/f",
+  const [inside, tmp, beside, home, grandchild, doubleFork, git, tempfile] = await t.calls([
+    "mkdir -p a/b && echo ok > a/b/f && sed -i s/ok/edited/ a/b/f && cat a/b/f",
     'echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "tmp=$TMPDIR"',
     "echo pwned > ../elsewhere/escape.txt",
     'echo pwned > "$HOME/escape.txt"',
     "setsid -w sh -c 'echo pwned > ../elsewhere/setsid.txt; echo ran > setsid-ran'",
     "(sh -c 'echo pwned > ../elsewhere/double.txt; echo ran > double-ran' &); sleep 0.5",
+    "git init -q repo && cd repo && echo x > f && git add f && git -c user.name=t -c user.email=t@t commit -qm first && git log --oneline | wc -l",
+    // What build tools do: a temp file where TMPDIR says.
+    `python3 -c "import tempfile; f = tempfile.NamedTemporaryFile(delete=False); f.write(b'built'); print(f.name)"`,
   ]);
   ok(inside, "mkdir and write inside");
-  assert.match(inside, /^ok$/m);
+  assert.match(inside, /^edited$/m);
+  ok(git, "git init and a commit inside the folder");
+  assert.match(git, /^1$/m);
+  ok(tempfile, "a build tool's temp file");
+  const tempPath = tempfile.split("\n")[0];
+  assert.equal(readFileSync(tempPath, "utf8"), "built");
   assert.equal(existsSync(join(t.root, "a", "b", "f")), true);
   ok(tmp, "write to TMPDIR");
   assert.match(tmp, /^x$/m);
   const tmpdir = tmp.match(/^tmp=(.*)$/m)?.[1];
   assert.equal(tmpdir, join(t.home, "data", "tmp", tmpdir.split("/").at(-1)), "TMPDIR is the session's own");
+  assert.ok(tempPath.startsWith(`${tmpdir}/`), `the build tool's temp file is in TMPDIR: ${tempPath}`);
   failed(beside, "a write beside the folder");
   assert.match(beside, /Permission denied/);
   // The model is told it met the sandbox, and what to do about it.
