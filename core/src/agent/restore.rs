@@ -8,7 +8,6 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1 as acp;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::Agent;
@@ -18,7 +17,7 @@ use super::outbox::{agent_note, emit, record_message, update_frame};
 use super::session::{Restored, Session, TurnClaim};
 use crate::event::{Event, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
-use crate::rpc::{RequestContext, RpcError};
+use crate::rpc::RpcError;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 use crate::store::{Claim, SessionRecord, Store, StoreError, process};
@@ -50,7 +49,6 @@ impl Agent {
         method: &'static str,
         params: Option<Value>,
         replay: bool,
-        ctx: RequestContext,
     ) -> Result<Value, AgentError> {
         let mut params = params;
         let requested = super::requested_agent(method, &mut params)?;
@@ -101,16 +99,6 @@ impl Agent {
         }
         self.sessions.insert(session.clone());
         report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
-        // Today's slash commands, once the client has the session back: a resume replays
-        // nothing, and a replay holds only what was offered when the session was new.
-        let (outbox, announced) = (self.outbox.clone(), session.clone());
-        ctx.after_response(
-            async move {
-                emit(&outbox, &announced, None, &Event::Commands(super::commands::available()), true).await;
-                outbox.flush().await;
-            }
-            .boxed(),
-        );
         tracing::info!(session_id = %id, replay, "session restored");
         let options = v1::config_options(&session.config_options());
         if replay {
