@@ -8,7 +8,7 @@
 // $HOME is a temporary folder (set before any agent starts: the agent reads it for its
 // forbidden paths). Skipped (with the reason) only where the kernel has no Landlock.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -19,6 +19,7 @@ import { createAgent } from "corvid-acp";
 import { CLOSED_URL } from "../support/agent.mjs";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { startHitServer } from "../support/hit-server.mjs";
+import { launcherRefusal } from "../support/landlock.mjs";
 import { running, until } from "../support/processes.mjs";
 import { tapStream } from "../support/tap.mjs";
 
@@ -26,13 +27,7 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const home = realpathSync(mkdtempSync(join(tmpdir(), "corvid-addon-home-")));
 process.env.HOME = home;
 
-/** Why the sandbox cannot run here, or null: asks the launcher itself to require Landlock. */
-function noLandlock() {
-  const policy = JSON.stringify({ roots: [], tmp: join(home, "probe-tmp"), required: true });
-  const r = spawnSync(process.execPath, [join(repo, "sandbox-launcher.cjs"), "sandbox", "--policy", policy, "--", "true"], { encoding: "utf8" });
-  return r.status === 0 ? null : `the launcher refuses here: ${r.stderr.trim() || `exit ${r.status}`}`;
-}
-const skip = noLandlock() ?? false;
+const skip = launcherRefusal(process.execPath, [join(repo, "sandbox-launcher.cjs")], join(home, "probe-tmp")) ?? false;
 
 let fake;
 let server;

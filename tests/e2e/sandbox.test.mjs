@@ -6,7 +6,6 @@
 // the old behaviour; `initialize` reports what is in force. Skipped (with the reason) only
 // where the kernel has no Landlock.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,15 +14,10 @@ import * as acp from "@agentclientprotocol/sdk";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { startHitServer } from "../support/hit-server.mjs";
 import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
+import { launcherRefusal } from "../support/landlock.mjs";
 import { running, until } from "../support/processes.mjs";
 
-/** Why the sandbox cannot run here, or null: asks the launcher itself to require Landlock. */
-function noLandlock() {
-  const policy = JSON.stringify({ roots: [], tmp: "/nonexistent", required: true });
-  const r = spawnSync(corvidBin(), ["sandbox", "--policy", policy, "--", "true"], { encoding: "utf8" });
-  return r.status === 0 ? null : `the launcher refuses here: ${r.stderr.trim() || `exit ${r.status}`}`;
-}
-const skip = noLandlock() ?? false;
+const skip = launcherRefusal(corvidBin(), [], "/nonexistent") ?? false;
 
 let fake;
 let server;
