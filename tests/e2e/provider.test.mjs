@@ -1,6 +1,6 @@
 // Model-provider behaviour through the real binary: configuration, discovery, failures.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -70,6 +70,23 @@ for (const [what, write, expected] of [
     });
   });
 }
+
+test("a broken config file still keeps the store in the data dir, not in the editor's folder", async () => {
+  const env = agentEnv({ fake });
+  const path = join(env.HOME, "broken.toml");
+  writeFileSync(path, "[provider\n");
+  const project = mkdtempSync(join(tmpdir(), "corvid-project-"));
+  const agent = spawnAgent({ env: { ...env, CORVID_CONFIG: path }, cwd: project });
+  try {
+    const init = (await agent.request(0, "initialize", { protocolVersion: 1, clientCapabilities: {} })).result;
+    assert.match(init.authMethods[0].description, /invalid config file/);
+    assert.equal(init._meta.corvid.store.location, join(env.CORVID_DATA_DIR, "sessions.db"));
+    assert.equal(existsSync(join(project, ".corvid")), false, "nothing written into the project");
+    assert.deepEqual(agent.violations, []);
+  } finally {
+    await agent.stop();
+  }
+});
 
 test("a local Ollama is discovered at session/new and its first model is used", () =>
   // The fake server speaks Ollama's OpenAI-compatible API under /v1.

@@ -184,11 +184,15 @@ impl Config {
     /// [`Config::load_from`], or, when that fails, the defaults with the failure as
     /// [`Config::problem`]: an editor that starts Corvid gets an `initialize` answer that says
     /// what is wrong, instead of a process that exited before it.
+    ///
+    /// Everything else comes from the environment alone, as without a file: above all where
+    /// data lives (a broken config must not put a `.corvid` store in the editor's folder) and
+    /// the sandbox launcher.
     pub fn load_or_problem(env: &dyn Env) -> Self {
-        Self::load_from(env).unwrap_or_else(|e| Config {
-            problem: Some(e.to_string()),
-            file: Self::file_path(env).0,
-            ..Config::default()
+        Self::load_from(env).unwrap_or_else(|e| {
+            let home = env.var("HOME").map(PathBuf::from);
+            let base = Self::resolve(FileConfig::default(), env, home.as_deref(), None).unwrap_or_default();
+            Config { problem: Some(e.to_string()), file: Self::file_path(env).0, ..base }
         })
     }
 

@@ -27,6 +27,26 @@ fn environment_overrides_the_file() {
 }
 
 #[test]
+fn a_broken_file_is_a_problem_but_the_environment_still_places_the_data() {
+    let dir = std::env::temp_dir().join(format!("corvid-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[provider\n").expect("write");
+    let bad = bad.display().to_string();
+    let bad: &'static str = Box::leak(bad.into_boxed_str());
+    for (config, what) in [(bad, "line 1"), ("/nonexistent/corvid.toml", "cannot read")] {
+        let env = MapEnv(HashMap::from([("CORVID_CONFIG", config), ("HOME", "/home/u")]));
+        let c = Config::load_or_problem(&env);
+        let problem = c.problem.as_deref().unwrap_or_default();
+        assert!(problem.contains(config) && problem.contains(what), "{problem}");
+        assert_eq!(c.data_dir, PathBuf::from("/home/u/.local/share/corvid"), "not ./.corvid in the editor's folder");
+        let env = MapEnv(HashMap::from([("CORVID_CONFIG", config), ("CORVID_DATA_DIR", "/data")]));
+        assert_eq!(Config::load_or_problem(&env).data_dir, PathBuf::from("/data"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn nothing_set_resolves_to_the_defaults() {
     let c = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
     assert_eq!(format!("{c:?}"), format!("{:?}", Config::default()));
