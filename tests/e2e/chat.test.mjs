@@ -85,6 +85,24 @@ test("chat: a permission question answered 1 (allow once) lets write_file run; C
   assert.equal((await c.close()).code, 0);
 });
 
+test("chat: a command's card ends with its last output lines and how it exited, not just done", async () => {
+  const command = "for i in 1 2 3 4 5 6 7 8; do echo out-line-$i; done; exit 3";
+  fake.script("CHAT-RUN", { steps: [call("run_command", { command }), say("It failed as expected.")] });
+  const c = chat();
+  await c.expect(/> $/);
+  c.type("please CHAT-RUN\n");
+  await c.expect(/choose 1-\d: $/);
+  c.type("1\n");
+  // The last six lines (the first two are cut), then the exit code where "✓ done" was.
+  const shown = await c.expect(/│ out-line-3\s+│ out-line-4\s+│ out-line-5\s+│ out-line-6\s+│ out-line-7\s+│ out-line-8\s+✗ exit code 3/);
+  assert.doesNotMatch(c.out, /│ out-line-2/);
+  assert.doesNotMatch(shown[0], /\[exit code 3\]/, "not the note for the model");
+  await c.expect(/It failed as expected\./);
+  await c.expect(/> $/);
+  c.type("\x04");
+  assert.equal((await c.close()).code, 0);
+});
+
 test("chat: rejecting leaves the file alone and the turn goes on; Ctrl-C at the idle prompt exits 0", async () => {
   fake.script("CHAT-REJECT", { steps: [call("write_file", { path: "nope.txt", content: "x\n" }), say("Fine, I will not write it.")] });
   const c = chat();

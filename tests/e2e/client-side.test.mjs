@@ -158,6 +158,10 @@ test("client fs: writes and edits land in the editor (diffs against the buffer),
     assert.equal(edited.oldText, "fn main() { old(); }\n");
     const writes = ed.calls.filter(([m]) => m === "fs/write_text_file").map(([, p]) => p.path);
     assert.deepEqual(writes, [join(root, "notes.md"), main]);
+    // The new file was never asked for (the editor's answer would be an error some clients
+    // show); the existing one was read for the diff and again right before the write.
+    const reads = ed.calls.filter(([m]) => m === "fs/read_text_file").map(([, p]) => p.path);
+    assert.deepEqual(reads, [main, main]);
   });
 });
 
@@ -197,6 +201,8 @@ test("client terminal: the command runs in an editor terminal embedded in the to
     assert.equal(last.status, "failed", "exit code 3 fails the call");
     assert.deepEqual(last.content, [{ type: "terminal", terminalId: "term-1" }]);
     assert.equal(last.rawOutput.exitCode, 3);
+    // The output too, for clients that do not draw terminals.
+    assert.equal(last.rawOutput.output, `hello from ${root}\nkey=[]\n`);
     assert.match(lastToolResult(), new RegExp(`hello from ${root}\\nkey=\\[\\]\\n\\[exit code 3\\]`));
   });
 });
@@ -270,6 +276,8 @@ test("ask_user: an elicitation form when the client offers one", async () => {
     assert.deepEqual(params.requestedSchema.properties.answer.enum, ["red", "blue"]);
     assert.deepEqual(params.requestedSchema.required, ["answer"]);
     assert.equal(updates().find((u) => u.sessionUpdate === "tool_call").title, "Ask: Which colour?");
+    const formCard = updates().filter((u) => u.toolCallId === params.toolCallId);
+    assert.deepEqual(formCard.map((u) => u.status).filter(Boolean), ["pending", "completed"], "pending while the form is open");
 
     // A free-form question and a declined form.
     ed.calls.length = 0;
@@ -292,7 +300,13 @@ test("ask_user: without elicitation, choices become permission options; no choic
     await turn([call("ask_user", { question: "Which colour?", choices: ["red", "blue"] }), say("ok")]);
     const [, params] = ed.calls[0];
     assert.deepEqual(params.options.map((o) => [o.name, o.kind]), [["red", "allow_once"], ["blue", "allow_once"], ["Don't answer", "reject_once"]]);
-    assert.equal(params.toolCall.title, "Which colour?");
+    // One title on the card and in the question; pending until answered, then completed.
+    const id = updates().find((u) => u.sessionUpdate === "tool_call").toolCallId;
+    assert.equal(params.toolCall.title, "Ask: Which colour?");
+    assert.equal(params.toolCall.toolCallId, id);
+    const card = updates().filter((u) => u.toolCallId === id);
+    assert.deepEqual(new Set(card.map((u) => u.title).filter(Boolean)), new Set(["Ask: Which colour?"]));
+    assert.deepEqual(card.map((u) => u.status).filter(Boolean), ["pending", "completed"]);
     assert.equal(lastToolResult(), "The user answered: blue");
 
     ed.calls.length = 0;

@@ -27,6 +27,11 @@ struct Args {
 
 pub struct AskUser;
 
+/// The card's title, the same in every update and in the question.
+fn title(question: &str) -> String {
+    format!("Ask: {question}")
+}
+
 impl Tool for AskUser {
     fn name(&self) -> &str {
         "ask_user"
@@ -40,14 +45,13 @@ impl Tool for AskUser {
         )
     }
 
+    fn waits_for_user(&self) -> bool {
+        true
+    }
+
     fn announce(&self, args: &Value, _jail: &Jail) -> Result<Announce, ToolError> {
         let a = parse(args)?;
-        Ok(Announce {
-            kind: ToolKind::Other,
-            title: format!("Ask: {}", a.question),
-            locations: vec![],
-            needs: Needs::Nothing,
-        })
+        Ok(Announce { kind: ToolKind::Other, title: title(&a.question), locations: vec![], needs: Needs::Nothing })
     }
 
     fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
@@ -143,7 +147,8 @@ async fn by_permission(a: &Args, cx: &ToolContext<'_>) -> Result<Output, ToolErr
         })
         .collect();
     options.push(acp::PermissionOption::new("no-answer", "Don't answer", acp::PermissionOptionKind::RejectOnce));
-    let call = ToolPatch { title: Some(a.question.clone()), kind: Some(ToolKind::Other), ..ToolPatch::new(cx.call_id) };
+    // The card's own title: a client that applies the question's fields to the card keeps it.
+    let call = ToolPatch { title: Some(title(&a.question)), kind: Some(ToolKind::Other), ..ToolPatch::new(cx.call_id) };
     let outcome = match cx.editor.request_permission(&call, options).await {
         Ok(outcome) => outcome,
         Err(EditorError::Malformed { .. }) => {

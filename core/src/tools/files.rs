@@ -32,6 +32,12 @@ impl<'a> Files<'a> {
     pub async fn read(&self, jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolError> {
         if self.editor.features().read_text_file {
             let resolved = jail.resolve(path)?;
+            // A file that is not on disk is not asked for: the editor's answer would be an
+            // error, which some clients show the user (once for the diff of a new file, once
+            // more when it is written).
+            if !resolved.exists() {
+                return Ok((resolved, None));
+            }
             return match self.editor.read_text_file(resolved.clone()).await {
                 Ok(text) => Ok((resolved, Some(text))),
                 Err(EditorError::Cancelled) => Err(ToolError::Cancelled),

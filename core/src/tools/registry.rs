@@ -25,6 +25,12 @@ pub trait Tool: Send + Sync {
     /// (or a path outside the jail) before anything is shown as running.
     fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError>;
 
+    /// Whether the card stays `pending` while the tool runs: a tool whose running is waiting for
+    /// the user (a question) is not yet at work, and its end is what marks the card.
+    fn waits_for_user(&self) -> bool {
+        false
+    }
+
     /// What would change, worked out before the user is asked (an edit's diff, shown in the
     /// question). An error fails the call without asking. Most tools change nothing to preview.
     fn preview<'a>(

@@ -97,7 +97,12 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -
         for_model.push('\n');
     }
     for_model.push_str(&format!("[{summary}]"));
-    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "terminalId": terminal_id, "truncated": truncated });
+    // The output too, for clients that do not draw terminals (already capped: the client
+    // keeps at most `outputByteLimit` bytes).
+    let raw = json!({
+        "command": a.command, "exitCode": code, "outcome": summary, "terminalId": terminal_id,
+        "truncated": truncated, "output": text,
+    });
     let content = vec![ToolContent::Terminal(terminal_id)];
     Ok(Output { for_model, content, raw, ok })
 }

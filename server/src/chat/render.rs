@@ -12,6 +12,8 @@ use serde_json::Value;
 const DIFF_LINES: usize = 8;
 /// Longest one-line summary (tool failures, titles).
 const SUMMARY_CHARS: usize = 120;
+/// Last lines of a command's output shown under its card.
+const OUTPUT_LINES: usize = 6;
 
 #[derive(Clone, Copy)]
 pub enum Style {
@@ -108,6 +110,8 @@ enum Block {
 #[derive(Default)]
 struct ToolCard {
     title: String,
+    /// The card's `kind` (`execute` cards show their output when they end).
+    kind: String,
     status: String,
     diffs_shown: bool,
 }
@@ -182,7 +186,8 @@ impl Renderer {
         self.screen.write(Style::Cyan, "⏺ ");
         self.screen.write(Style::Bold, &truncate(title, SUMMARY_CHARS));
         self.screen.end_line(Style::Dim, &format!(" ({kind})"));
-        self.tools.insert(id.to_string(), ToolCard { title: title.to_string(), ..ToolCard::default() });
+        let card = ToolCard { title: title.to_string(), kind: kind.to_string(), ..ToolCard::default() };
+        self.tools.insert(id.to_string(), card);
         self.tool_call_update(update);
     }
 
@@ -198,6 +203,11 @@ impl Renderer {
             return;
         }
         card.status = status.to_string();
+        if card.kind == "execute" && matches!(status, "completed" | "failed") {
+            let ok = status == "completed";
+            self.command_ended(&content, update.get("rawOutput"), ok);
+            return;
+        }
         match status {
             "completed" => {
                 let show_diffs = !card.diffs_shown;
@@ -222,6 +232,31 @@ impl Renderer {
             }
             _ => {}
         }
+    }
+
+    /// A command's end: the last lines of its output (from the card's text, or from
+    /// `rawOutput.output` when it ran in a terminal) and how it ended.
+    fn command_ended(&mut self, content: &[Value], raw: Option<&Value>, ok: bool) {
+        let text = content
+            .iter()
+            .find_map(|c| content_text(c.get("content")))
+            .or_else(|| raw?.get("output")?.as_str())
+            .unwrap_or("");
+        let ending = match raw.and_then(|r| r.get("outcome")).and_then(Value::as_str) {
+            Some(outcome) => outcome.to_string(),
+            None if ok => "done".to_string(),
+            // Refused, rejected or failed before it ran: the card's text says why.
+            None => text.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").to_string(),
+        };
+        self.end_block();
+        if raw.and_then(|r| r.get("outcome")).is_some() {
+            for line in command_tail(text) {
+                self.screen.line(Style::Dim, &format!("    │ {}", truncate(line, SUMMARY_CHARS)));
+            }
+        }
+        let (mark, style) = if ok { ("  ✓ ", Style::Green) } else { ("  ✗ ", Style::Red) };
+        self.screen.write(style, mark);
+        self.screen.end_line(if ok { Style::Dim } else { Style::Plain }, &truncate(&ending, SUMMARY_CHARS));
     }
 
     /// Diff items of a tool call's content, compactly.
@@ -279,6 +314,17 @@ fn content_text(content: Option<&Value>) -> Option<&str> {
     (c.get("type").and_then(Value::as_str) == Some("text")).then(|| c.get("text").and_then(Value::as_str))?
 }
 
+/// The last [`OUTPUT_LINES`] non-blank lines of a command's output, without the closing
+/// `[exit code N]` line that Corvid adds for the model (the card's end says it).
+fn command_tail(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.last().is_some_and(|l| l.starts_with('[') && l.ends_with(']')) {
+        lines.pop();
+    }
+    let skip = lines.len().saturating_sub(OUTPUT_LINES);
+    lines.split_off(skip)
+}
+
 fn plural(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
@@ -324,6 +370,14 @@ pub fn compact_diff(old: Option<&str>, new: &str) -> CompactDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_shows_its_last_lines_without_the_exit_note() {
+        let out = "a\n\nb\nc\nd\ne\nf\ng\n[exit code 0]";
+        assert_eq!(command_tail(out), vec!["b", "c", "d", "e", "f", "g"]);
+        assert_eq!(command_tail("only\n"), vec!["only"]);
+        assert!(command_tail("[exit code 1]").is_empty());
+    }
 
     #[test]
     fn new_file_is_all_additions() {
