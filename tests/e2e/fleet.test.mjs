@@ -74,6 +74,21 @@ const live = (updates) => updates.filter((u) => u.sessionUpdate !== "user_messag
 const updatesSince = (c, sessionId, from) =>
   c.frames.slice(from).filter((f) => f.method === "session/update" && f.params.sessionId === sessionId).map((f) => f.params.update);
 
+/**
+ * The one update that follows a session/load response of `c` (id `responseId`): today's slash
+ * commands, sent but not stored, so it is left out where a replay is compared.
+ */
+async function commandsAfterLoad(c, sessionId, responseId) {
+  const at = c.frames.findIndex((f) => f.id === responseId && !("method" in f));
+  const frame = await c.waitFor(
+    (f) => c.frames.indexOf(f) > at && f.method === "session/update" && f.params.sessionId === sessionId,
+    5000,
+    "the update after the load",
+  );
+  assert.equal(frame.params.update.sessionUpdate, "available_commands_update");
+  return frame.params.update;
+}
+
 test("fleet: a session created on server A is listed, loaded and continued on server B; A loads both turns", { skip }, () =>
   withFleet(async (a, b, store) => {
     fake.script("FLEET-ONE", { chunks: [{ content: "First " }, { content: "answer." }] });
@@ -94,7 +109,9 @@ test("fleet: a session created on server A is listed, loaded and continued on se
     );
     const loaded = await cb.request(3, "session/load", { sessionId, cwd, mcpServers: [] });
     assert.ok(loaded.result, JSON.stringify(loaded));
-    assert.deepEqual(live(cb.updates(sessionId)), seenOnA, "B replays exactly what A's client received");
+    const commandsOnB = await commandsAfterLoad(cb, sessionId, 3);
+    const replayedOnB = cb.updates(sessionId).filter((u) => u !== commandsOnB);
+    assert.deepEqual(live(replayedOnB), seenOnA, "B replays exactly what A's client received");
     assert.equal(textOf(cb.updates(sessionId), "user_message_chunk"), "FLEET-ONE please", "and the prompt");
 
     const beforeTwo = fake.requests.length;
@@ -103,7 +120,7 @@ test("fleet: a session created on server A is listed, loaded and continued on se
     const context = JSON.stringify(fake.requests.slice(beforeTwo).map((r) => r.body));
     assert.match(context, /FLEET-ONE please/, "B's model request carries the first turn");
     assert.match(context, /First answer\./);
-    const seenOnB = cb.updates(sessionId);
+    const seenOnB = cb.updates(sessionId).filter((u) => u !== commandsOnB);
     assert.equal(textOf(seenOnB, "agent_message_chunk"), "First answer.Second answer.");
 
     // A still holds the session as it was before B's turn: continuing it there would fork
@@ -115,7 +132,9 @@ test("fleet: a session created on server A is listed, loaded and continued on se
     const from = ca.frames.length;
     const reloaded = await ca.request(5, "session/load", { sessionId, cwd, mcpServers: [] });
     assert.ok(reloaded.result, JSON.stringify(reloaded));
-    assert.deepEqual(live(updatesSince(ca, sessionId, from)), live(seenOnB), "A replays both turns exactly as B's client saw them");
+    const commandsOnA = await commandsAfterLoad(ca, sessionId, 5);
+    const replayedOnA = updatesSince(ca, sessionId, from).filter((u) => u !== commandsOnA);
+    assert.deepEqual(live(replayedOnA), live(seenOnB), "A replays both turns exactly as B's client saw them");
     assert.equal(textOf(updatesSince(ca, sessionId, from), "user_message_chunk"), "FLEET-ONE pleaseFLEET-TWO next");
     // And continues from there.
     fake.script("FLEET-THREE", { chunks: [{ content: "Third." }] });
@@ -159,6 +178,41 @@ test("fleet: a turn running on A makes B's prompt in that session fail busy, not
     assert.ok((await cb.request(5, "session/load", { sessionId, cwd, mcpServers: [] })).result);
     const after = await cb.request(6, "session/prompt", { sessionId, prompt: text("FLEET-AFTER") });
     assert.equal(after.result?.stopReason, "end_turn", JSON.stringify(after));
+    await Promise.all([ca.close(), cb.close()]);
+    assert.deepEqual(ca.violations, []);
+    assert.deepEqual(cb.violations, []);
+  }));
+
+test("fleet: title, archive, system prompt and fork are stored in PostgreSQL; the other server sees them", { skip }, () =>
+  withFleet(async (a, b) => {
+    fake.script("FLEET-OPS", { chunks: [{ content: "Ops." }] });
+    fake.script("FLEET-FORKED", { chunks: [{ content: "Forked." }] });
+    const cwd = mkdtempSync(join(tmpdir(), "corvid-fleet-ops-"));
+    const ca = await client(a);
+    const systemPrompt = { mode: "append", content: [{ type: "text", text: "FLEET-SYSTEM-PROMPT" }] };
+    const sessionId = (await ca.request(2, "session/new", { cwd, mcpServers: [], systemPrompt })).result.sessionId;
+    assert.equal((await ca.request(3, "session/prompt", { sessionId, prompt: text("FLEET-OPS") })).result.stopReason, "end_turn");
+    assert.deepEqual((await ca.request(4, "session/set_title", { sessionId, title: "Fleet title" })).result, { title: "Fleet title" });
+    assert.deepEqual((await ca.request(5, "session/archive", { sessionId })).result, {});
+
+    const cb = await client(b);
+    assert.deepEqual((await cb.request(2, "session/list", { cwd })).result.sessions, [], "archived: not listed by default");
+    const archived = (await cb.request(3, "session/list", { cwd, archived: "only" })).result.sessions;
+    assert.deepEqual(archived.map((s) => [s.sessionId, s.title, s.archived]), [[sessionId, "Fleet title", true]]);
+    assert.deepEqual((await cb.request(4, "session/status", { sessionId })).result, { status: "saved" });
+    const forked = await cb.request(5, "session/fork", { sessionId, cwd, mcpServers: [] });
+    const fork = forked.result?.sessionId;
+    assert.ok(fork, JSON.stringify(forked));
+    assert.equal((await cb.request(6, "session/prompt", { sessionId: fork, prompt: text("FLEET-FORKED") })).result.stopReason, "end_turn");
+    const request = fake.requests.findLast((r) => JSON.stringify(r.body?.messages ?? []).includes("FLEET-FORKED"));
+    assert.match(request.body.messages[0].content, /FLEET-SYSTEM-PROMPT\s*$/, "the fork keeps the saved system prompt");
+    assert.deepEqual(
+      request.body.messages.filter((m) => m.role !== "system").map((m) => m.content),
+      ["FLEET-OPS", "Ops.", "FLEET-FORKED"],
+    );
+
+    const listed = (await ca.request(6, "session/list", { cwd, archived: "include" })).result.sessions;
+    assert.deepEqual(new Map(listed.map((s) => [s.sessionId, [s.title, s.archived]])), new Map([[sessionId, ["Fleet title", true]], [fork, ["Fork of Fleet title", false]]]));
     await Promise.all([ca.close(), cb.close()]);
     assert.deepEqual(ca.violations, []);
     assert.deepEqual(cb.violations, []);

@@ -29,6 +29,12 @@ async function finish(agent) {
 const text = (t) => [{ type: "text", text: t }];
 const isUpdate = (id) => (f) => f.method === "session/update" && f.params.sessionId === id;
 const updateLines = (agent, id) => agent.lines.filter((_, i) => isUpdate(id)(agent.frames[i]));
+/** The update lines of session `id` that `agent` received before the response to request `requestId`: a load's replay. */
+const replayLines = (agent, id, requestId) => {
+  const at = agent.frames.findIndex((f) => f.id === requestId && !("method" in f));
+  assert.ok(at >= 0, `no response to request ${requestId}`);
+  return agent.lines.slice(0, at).filter((_, i) => isUpdate(id)(agent.frames[i]));
+};
 
 /** SQLite answers a query on the store file (Python's sqlite3, as a second, independent reader). */
 function sql(db, query) {
@@ -61,7 +67,10 @@ test("golden: session/load in a new process replays exactly what the live turns 
   assert.equal(loaded.result.configOptions.find((o) => o.id === "model").currentValue, "fake-model");
   const responseIndex = again.frames.findIndex((f) => f.id === 1);
   const replayed = again.lines.slice(0, responseIndex).filter((_, i) => isUpdate(sessionId)(again.frames[i]));
-  assert.equal(again.frames.slice(responseIndex + 1).filter(isUpdate(sessionId)).length, 0, "replay precedes the response");
+  // The replay precedes the response; today's slash commands follow it (sent, not stored).
+  const commands = await again.waitFor((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "available_commands_update" && again.frames.indexOf(f) > responseIndex);
+  const commandsIndex = again.frames.indexOf(commands);
+  assert.deepEqual(again.frames.slice(responseIndex + 1, commandsIndex).filter(isUpdate(sessionId)), [], "nothing between the response and the commands");
 
   // The replay is the live stream byte for byte, plus the user's own prompts (which the client
   // rendered from its request while live) as user_message_chunks in their place.
@@ -95,10 +104,16 @@ test("golden: session/load in a new process replays exactly what the live turns 
   await finish(again);
 
   // A second load replays the same again, with the third turn appended.
+  // The commands sent after the first load were not stored: this replay is the first one plus
+  // the third turn as its client saw it, nothing more.
+  const notUser = (l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk";
+  const turnThree = again.lines.slice(commandsIndex + 1).filter((_, i) => isUpdate(sessionId)(again.frames[commandsIndex + 1 + i]));
   const { agent: third } = await start(env);
   await third.request(1, "session/load", { sessionId, cwd, mcpServers: [] });
-  const replayed3 = updateLines(third, sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  const response3 = third.frames.findIndex((f) => f.id === 1);
+  const replayed3 = third.lines.slice(0, response3).filter((_, i) => isUpdate(sessionId)(third.frames[i])).filter(notUser);
   assert.deepEqual(replayed3.slice(0, liveLines.length), liveLines);
+  assert.deepEqual(replayed3, [...replayed.filter(notUser), ...turnThree]);
   await finish(third);
 });
 
@@ -113,7 +128,11 @@ test("session/resume restores context without replaying anything", async () => {
   const { agent: b } = await start(env);
   const r = await b.request(1, "session/resume", { sessionId, cwd: tmpdir(), mcpServers: [] });
   assert.ok(r.result.configOptions);
-  assert.equal(b.frames.filter((f) => f.method === "session/update").length, 0, "nothing is replayed");
+  // Nothing is replayed; the slash commands follow the response, so the client has them again.
+  const commands = await b.waitFor((f) => f.params?.update?.sessionUpdate === "available_commands_update");
+  assert.ok(b.frames.indexOf(commands) > b.frames.indexOf(r), "after the response");
+  assert.ok(commands.params.update.availableCommands.some((c) => c.name === "compact"));
+  assert.deepEqual(b.frames.filter((f) => f.method === "session/update").map((f) => f.params.update.sessionUpdate), ["available_commands_update"]);
   await b.request(2, "session/prompt", { sessionId, prompt: text("and now?") });
   assert.deepEqual(
     fake.requests.at(-1).body.messages.filter((m) => m.role !== "system").map((m) => m.content),
@@ -140,7 +159,7 @@ test("kill -9 mid-stream: every update the client received is replayed, and the 
 
   const { agent: b } = await start(env);
   await b.request(1, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
-  const replayed = updateLines(b, sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  const replayed = replayLines(b, sessionId, 1).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
   const missing = received.filter((l) => !replayed.includes(l));
   assert.deepEqual(missing, [], "no update the client had received is lost");
   assert.deepEqual(replayed.slice(0, received.length), received, "in the same order");
@@ -198,11 +217,19 @@ test("session/list: 250 sessions in 3 cwds, exact cwd filter, stable cursor pagi
   const cwds = ["a", "b", "c"].map((d) => join(root, d));
   cwds.forEach((d) => mkdirSync(d));
   const { agent } = await start(env);
+  // The list holds sessions that received a prompt (an unused one is left out: see below).
+  fake.script("LIST-ME", { chunks: [{ content: "k" }] });
+  const prompted = async (key, cwd) => {
+    const sessionId = (await agent.request(`n${key}`, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+    assert.equal((await agent.request(`p${key}`, "session/prompt", { sessionId, prompt: text("LIST-ME") })).result.stopReason, "end_turn");
+    return sessionId;
+  };
   const byCwd = new Map(cwds.map((c) => [c, []]));
   for (let i = 0; i < 250; i++) {
     const cwd = cwds[i % 3];
-    byCwd.get(cwd).push((await agent.request(`n${i}`, "session/new", { cwd, mcpServers: [] })).result.sessionId);
+    byCwd.get(cwd).push(await prompted(i, cwd));
   }
+  const unused = (await agent.request("unused", "session/new", { cwd: cwds[0], mcpServers: [] })).result.sessionId;
   async function listAll(cwd, addBetweenPages) {
     const seen = [];
     let cursor;
@@ -211,13 +238,14 @@ test("session/list: 250 sessions in 3 cwds, exact cwd filter, stable cursor pagi
       const r = await agent.request(`list-${cwd}-${page++}`, "session/list", cursor ? { cwd, cursor } : { cwd });
       seen.push(...r.result.sessions);
       cursor = r.result.nextCursor;
-      if (cursor && addBetweenPages) await agent.request(`extra-${page}`, "session/new", { cwd, mcpServers: [] });
+      if (cursor && addBetweenPages) await prompted(`extra-${page}`, cwd);
     } while (cursor);
     return seen;
   }
   const listedA = await listAll(cwds[0], true);
   assert.equal(listedA.length, byCwd.get(cwds[0]).length, "sessions added meanwhile neither shift nor repeat pages");
   assert.equal(new Set(listedA.map((s) => s.sessionId)).size, listedA.length);
+  assert.ok(!listedA.some((s) => s.sessionId === unused), "a session that never received a prompt is not listed");
   assert.ok(listedA.every((s) => s.cwd === cwds[0]));
   const times = listedA.map((s) => s.updatedAt);
   assert.deepEqual(times, [...times].sort().reverse(), "most recently updated first");
@@ -275,7 +303,8 @@ test("a corrupt database: Corvid keeps working in memory and says why", async ()
   writeFileSync(join(env.CORVID_DATA_DIR, "sessions.db"), "this is not a database, it is a grocery list".repeat(100));
   const { agent, init } = await start(env);
   assert.equal(init.agentCapabilities.loadSession, false);
-  assert.deepEqual(init.agentCapabilities.sessionCapabilities, { close: {} });
+  // What works on live sessions without a store (nothing that lists, loads or copies).
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities, { close: {}, systemPrompt: {}, title: {}, status: {} });
   assert.equal(init._meta.corvid.store.status, "unavailable");
   assert.match(init._meta.corvid.store.reason, /sessions\.db.*not a database.*kept in memory/s);
   const sessionId = (await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;

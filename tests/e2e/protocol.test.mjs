@@ -36,7 +36,9 @@ test("initialize answers protocol version 1 whatever was asked", () =>
     const r = await init(agent, 9);
     assert.deepEqual(r.result.authMethods, [], "a configured provider needs no auth");
     assert.equal(r.result.agentCapabilities.loadSession, true);
-    assert.deepEqual(r.result.agentCapabilities.sessionCapabilities, { close: {}, list: {}, resume: {}, delete: {} });
+    assert.deepEqual(r.result.agentCapabilities.sessionCapabilities, {
+      close: {}, list: {}, resume: {}, delete: {}, fork: {}, archive: {}, status: {}, title: {}, systemPrompt: {},
+    });
   }));
 
 test("a malformed line gets -32700 with id null and the connection keeps working", () =>

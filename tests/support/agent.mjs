@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { validateAgentFrame } from "./schema.mjs";
+import { unstableValidator, validateAgentFrame } from "./schema.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -44,8 +44,12 @@ export function agentEnv({ fake = null, model = "fake-model", extra = {}, config
   return { ...env, ...extra };
 }
 
-/** `bin`: another copy of the binary to run (default: `corvidBin()`). */
-export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin() } = {}) {
+/**
+ * `bin`: another copy of the binary to run (default: `corvidBin()`); `unstable`: validate
+ * frames against the unstable schema (for tests of the `unstable_*` features).
+ */
+export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin(), unstable = false } = {}) {
+  const validate = unstable ? unstableValidator().validateAgentFrame : validateAgentFrame;
   const child = spawn(bin, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
   const frames = [];
   const lines = []; // raw stdout lines, parallel to `frames`
@@ -72,7 +76,7 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), b
         violations.push(`stdout line is not JSON: ${line.slice(0, 200)}`);
         continue;
       }
-      const err = validateAgentFrame(frame, clientRequests);
+      const err = validate(frame, clientRequests);
       if (err) violations.push(err);
       frames.push(frame);
       lines.push(line);

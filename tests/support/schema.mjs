@@ -13,61 +13,84 @@ export const schemaPath =
   process.env.ACP_SCHEMA ??
   (existsSync(shared) ? shared : join(here, "..", "..", "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"));
 
-const schema = JSON.parse(readFileSync(schemaPath, "utf8"));
-delete schema.anyOf;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-const int = (min, max) => ({ type: "number", validate: (n) => Number.isInteger(n) && n >= min && n <= max });
-ajv.addFormat("uint16", int(0, 65535));
-ajv.addFormat("uint32", int(0, 2 ** 32 - 1));
-ajv.addFormat("uint64", int(0, Number.MAX_SAFE_INTEGER));
-ajv.addFormat("int32", int(-(2 ** 31), 2 ** 31 - 1));
-ajv.addFormat("int64", int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
-ajv.addFormat("double", { type: "number", validate: () => true });
-ajv.addFormat("uri", /^[a-z][a-z0-9+.-]*:/i);
-ajv.addSchema(schema, "acp");
-
-// method -> $defs name, from the schema's own x-method / x-side annotations.
-const responseType = {}; // client→agent request method -> agent's response type
-const agentOutgoing = {}; // agent→client request/notification method -> params type
-for (const [name, def] of Object.entries(schema.$defs)) {
-  const m = def["x-method"];
-  if (!m) continue;
-  if (def["x-side"] === "agent" && name.endsWith("Response")) responseType[m] = name;
-  if ((def["x-side"] === "client" || def["x-side"] === "protocol") && /(Request|Notification)$/.test(name)) agentOutgoing[m] = name;
-}
-
-const cache = new Map();
-function validatorFor(def) {
-  if (!cache.has(def)) cache.set(def, ajv.getSchema(`acp#/$defs/${def}`));
-  return cache.get(def);
-}
-
-export function check(def, value) {
-  const v = validatorFor(def);
-  if (!v) throw new Error(`no $defs/${def} in ${schemaPath}`);
-  if (!v(value)) return `${def}: ${ajv.errorsText(v.errors)} in ${JSON.stringify(value).slice(0, 400)}`;
-  return null;
-}
-
 /**
- * Validates one frame sent by the agent. `clientRequests` maps the ids of requests the
- * client sent to their methods (to pick the response type). Returns an error string or null.
+ * The unstable schema beside it (`schema.unstable.json`): v1 plus the `unstable_*` features
+ * (session fork, archive, status, title, plan operations, subagents, turn usage). Frames of
+ * tests that use those are validated against it.
  */
-export function validateAgentFrame(frame, clientRequests) {
-  if (frame === null || typeof frame !== "object" || frame.jsonrpc !== "2.0") return `not a JSON-RPC 2.0 object: ${JSON.stringify(frame)}`;
-  if ("method" in frame) {
-    const def = agentOutgoing[frame.method];
-    if (!def) return `agent sent unknown method ${frame.method}`;
-    return check(def, frame.params);
+export const unstableSchemaPath = join(dirname(schemaPath), "schema.unstable.json");
+
+/** A frame validator for one schema file: `check(def, value)` and `validateAgentFrame`. */
+export function validatorOf(path) {
+  const schema = JSON.parse(readFileSync(path, "utf8"));
+  delete schema.anyOf;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  const int = (min, max) => ({ type: "number", validate: (n) => Number.isInteger(n) && n >= min && n <= max });
+  ajv.addFormat("uint16", int(0, 65535));
+  ajv.addFormat("uint32", int(0, 2 ** 32 - 1));
+  ajv.addFormat("uint64", int(0, Number.MAX_SAFE_INTEGER));
+  ajv.addFormat("int32", int(-(2 ** 31), 2 ** 31 - 1));
+  ajv.addFormat("int64", int(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+  ajv.addFormat("double", { type: "number", validate: () => true });
+  ajv.addFormat("uri", /^[a-z][a-z0-9+.-]*:/i);
+  ajv.addSchema(schema, "acp");
+
+  // method -> $defs name, from the schema's own x-method / x-side annotations.
+  const responseType = {}; // client→agent request method -> agent's response type
+  const agentOutgoing = {}; // agent→client request/notification method -> params type
+  for (const [name, def] of Object.entries(schema.$defs)) {
+    const m = def["x-method"];
+    if (!m) continue;
+    if (def["x-side"] === "agent" && name.endsWith("Response")) responseType[m] = name;
+    if ((def["x-side"] === "client" || def["x-side"] === "protocol") && /(Request|Notification)$/.test(name)) agentOutgoing[m] = name;
   }
-  if (!("id" in frame)) return `frame is neither message nor response: ${JSON.stringify(frame)}`;
-  if ("error" in frame) {
-    if ("result" in frame) return "response has both result and error";
-    return check("Error", frame.error);
+
+  const cache = new Map();
+  function validatorFor(def) {
+    if (!cache.has(def)) cache.set(def, ajv.getSchema(`acp#/$defs/${def}`));
+    return cache.get(def);
   }
-  const method = clientRequests.get(JSON.stringify(frame.id));
-  if (!method) return `response to unknown id ${JSON.stringify(frame.id)}`;
-  const def = responseType[method];
-  if (!def) return null; // extension methods have no schema type
-  return check(def, frame.result);
+
+  function check(def, value) {
+    const v = validatorFor(def);
+    if (!v) throw new Error(`no $defs/${def} in ${path}`);
+    if (!v(value)) return `${def}: ${ajv.errorsText(v.errors)} in ${JSON.stringify(value).slice(0, 400)}`;
+    return null;
+  }
+
+  /**
+   * Validates one frame sent by the agent. `clientRequests` maps the ids of requests the
+   * client sent to their methods (to pick the response type). Returns an error string or null.
+   */
+  function validateAgentFrame(frame, clientRequests) {
+    if (frame === null || typeof frame !== "object" || frame.jsonrpc !== "2.0") return `not a JSON-RPC 2.0 object: ${JSON.stringify(frame)}`;
+    if ("method" in frame) {
+      const def = agentOutgoing[frame.method];
+      if (!def) return `agent sent unknown method ${frame.method}`;
+      return check(def, frame.params);
+    }
+    if (!("id" in frame)) return `frame is neither message nor response: ${JSON.stringify(frame)}`;
+    if ("error" in frame) {
+      if ("result" in frame) return "response has both result and error";
+      return check("Error", frame.error);
+    }
+    const method = clientRequests.get(JSON.stringify(frame.id));
+    if (!method) return `response to unknown id ${JSON.stringify(frame.id)}`;
+    const def = responseType[method];
+    if (!def) return null; // extension methods have no schema type
+    return check(def, frame.result);
+  }
+
+  return { path, check, validateAgentFrame, responseType };
+}
+
+const stable = validatorOf(schemaPath);
+export const check = stable.check;
+export const validateAgentFrame = stable.validateAgentFrame;
+
+let unstable;
+/** The validator of the unstable schema (made on first use). */
+export function unstableValidator() {
+  unstable ??= validatorOf(unstableSchemaPath);
+  return unstable;
 }

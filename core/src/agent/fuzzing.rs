@@ -67,6 +67,14 @@ pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError>
         Method::PermissionsList => parse::<restore::RuleListRequest>(method, params).map(drop),
         Method::PermissionsRevoke => parse::<restore::RuleRevokeRequest>(method, params).map(drop),
         Method::SessionSteering => steering::parse_request(params).map(drop),
+        Method::SessionFork => {
+            requested_agent(method, &mut params)?;
+            round_trip::<acp::ForkSessionRequest>(method, params)
+        }
+        Method::SessionSetTitle => round_trip::<acp::SetSessionTitleRequest>(method, params),
+        Method::SessionArchive => round_trip::<acp::ArchiveSessionRequest>(method, params),
+        Method::SessionUnarchive => round_trip::<acp::UnarchiveSessionRequest>(method, params),
+        Method::SessionStatus => round_trip::<acp::SessionStatusRequest>(method, params),
     }
 }
 

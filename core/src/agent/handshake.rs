@@ -20,12 +20,19 @@ impl Agent {
         }
         // Corvid speaks v1 only; any other requested version is answered with 1 (the client
         // decides whether it can live with that).
-        let mut sessions = acp::SessionCapabilities::new().close(acp::SessionCloseCapabilities::new());
+        // Title and status work on live sessions without a store; the rest need one.
+        let mut sessions = acp::SessionCapabilities::new()
+            .close(acp::SessionCloseCapabilities::new())
+            .system_prompt(acp::SessionSystemPromptCapabilities::new())
+            .title(acp::SessionTitleCapabilities::new())
+            .status(acp::SessionStatusCapabilities::new());
         if store.is_ok() {
             sessions = sessions
                 .list(acp::SessionListCapabilities::new())
                 .resume(acp::SessionResumeCapabilities::new())
-                .delete(acp::SessionDeleteCapabilities::new());
+                .delete(acp::SessionDeleteCapabilities::new())
+                .fork(acp::SessionForkCapabilities::new())
+                .archive(acp::SessionArchiveCapabilities::new());
         }
         let capabilities = acp::AgentCapabilities::new()
             .load_session(store.is_ok())

@@ -43,6 +43,12 @@ methods! {
     SessionCancel => "session/cancel",
     SessionSetMode => "session/set_mode",
     SessionSetConfigOption => "session/set_config_option",
+    // Unstable in ACP v1 (schema features unstable_session_*).
+    SessionFork => "session/fork",
+    SessionSetTitle => "session/set_title",
+    SessionArchive => "session/archive",
+    SessionUnarchive => "session/unarchive",
+    SessionStatus => "session/status",
     // Corvid extensions: durable "always" permission answers, listable and revocable.
     PermissionsList => "_corvid/permissions/list",
     PermissionsRevoke => "_corvid/permissions/revoke",

@@ -17,8 +17,10 @@ mod permission;
 pub(crate) mod prompt;
 mod restore;
 mod session;
+mod session_ops;
 mod settings;
 mod steering;
+mod system_prompt;
 mod turn;
 
 use std::sync::{Arc, Mutex};
@@ -227,8 +229,8 @@ impl Agent {
                 config: this.config.clone(),
                 client: this.client_features(),
             };
-            let stop = Turn::new(claim, turn_ctx).run(prompt).await?;
-            to_value(&acp::PromptResponse::new(crate::event::v1::stop_reason(stop)))
+            let end = Turn::new(claim, turn_ctx).run(prompt).await?;
+            to_value(&crate::event::v1::prompt_response(&end))
         }
         .boxed()
     }
@@ -291,7 +293,7 @@ impl Handler for Agent {
                 // load is told to wait rather than "session not found".
                 let loading = this.sessions.begin_loading(params.as_ref());
                 let load = known == Method::SessionLoad;
-                answer(this.restore(known.name(), params, load).map(move |result| {
+                answer(this.restore(known.name(), params, load, ctx).map(move |result| {
                     drop(loading);
                     result
                 }))
@@ -302,6 +304,11 @@ impl Handler for Agent {
             Method::PermissionsRevoke => answer(this.revoke_rule(params)),
             Method::SessionStop => answer(this.stop_session(params)),
             Method::SessionSteering => answer(this.steer(params)),
+            Method::SessionFork => answer(this.fork_session(params, ctx)),
+            Method::SessionSetTitle => answer(this.set_title(params)),
+            Method::SessionArchive => answer(this.set_archived(known.name(), params, true)),
+            Method::SessionUnarchive => answer(this.set_archived(known.name(), params, false)),
+            Method::SessionStatus => answer(this.session_status(params)),
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()))).boxed()
             }

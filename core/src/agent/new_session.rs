@@ -65,6 +65,7 @@ impl Agent {
         let req: acp::NewSessionRequest = parse(M, params)?;
         self.check_session_limit(M, None)?;
         let roots = existing_roots(M, &req.cwd, &req.additional_directories)?;
+        let client_prompt = super::system_prompt::client_text(M, req.system_prompt.as_ref())?;
         let agent = self.choose_agent(M, requested, None)?;
         let source = self.model_source(agent.as_ref()).await?;
         let session = Arc::new(Session::new(
@@ -87,6 +88,10 @@ impl Agent {
                 at: now_rfc3339(),
             })
             .await;
+        if let Some(text) = client_prompt {
+            session.state().client_prompt = Some(text.clone());
+            self.outbox.push(Record::SystemPrompt { session_id: session.id.clone(), text }).await;
+        }
         let mode = session.state().mode;
         if mode != Mode::default() {
             // The alias's default_mode, stored like a mode change.

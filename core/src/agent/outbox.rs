@@ -33,6 +33,8 @@ const RETRY_AFTER: Duration = Duration::from_millis(50);
 enum Entry {
     /// A write, and the frame to send once it is committed (for `session/update`s).
     Write { record: Record, frame: Option<String> },
+    /// A frame that is not stored (see [`send_unstored`]), sent in queue order.
+    Send(String),
     /// Resolves once everything queued before it is committed and sent.
     Flush(oneshot::Sender<()>),
 }
@@ -87,6 +89,7 @@ async fn run<S: Persist>(store: impl Future<Output = Result<S, String>>, peer: P
                     records.push(record);
                     after.extend(frame.map(After::Send));
                 }
+                Entry::Send(frame) => after.push(After::Send(frame)),
                 Entry::Flush(done) => after.push(After::Resolve(done)),
             }
             entries += 1;
@@ -157,6 +160,20 @@ pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: 
     let frame = send.then(|| update_frame(&session.id, &payload));
     let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
+}
+
+/// Sends an event without storing it, in queue order with the stored ones: state a client
+/// needs afresh on every `session/load` and `session/resume` (today's slash commands), not
+/// history. Stored, it would grow the ledger by one update per load and make every later
+/// replay differ from what a client saw live. Returns `false` when the connection is gone.
+pub async fn send_unstored(outbox: &Outbox, session_id: &str, event: &Event) -> bool {
+    match event::v1::payload(event) {
+        Ok(payload) => outbox.tx.send(Entry::Send(update_frame(session_id, &payload))).await.is_ok(),
+        Err(e) => {
+            tracing::error!(error = %e, "could not serialize a session update");
+            true
+        }
+    }
 }
 
 /// Appends a message to the session's stored model context.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1 as acp;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::Agent;
@@ -17,10 +18,10 @@ use super::outbox::{agent_note, emit, record_message, update_frame};
 use super::session::{Restored, Session, TurnClaim};
 use crate::event::{Event, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
-use crate::rpc::RpcError;
+use crate::rpc::{RequestContext, RpcError};
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::{Claim, SessionRecord, Store, StoreError, process};
+use crate::store::{ArchiveFilter, Claim, SessionRecord, Store, StoreError, process};
 
 /// Sessions per `session/list` page.
 const PAGE: i64 = 50;
@@ -49,32 +50,88 @@ impl Agent {
         method: &'static str,
         params: Option<Value>,
         replay: bool,
+        ctx: RequestContext,
     ) -> Result<Value, AgentError> {
         let mut params = params;
         let requested = super::requested_agent(method, &mut params)?;
-        let (session_id, cwd, dirs, mcp_servers) = if replay {
+        let (session_id, cwd, dirs, mcp_servers, system_prompt) = if replay {
             let r: acp::LoadSessionRequest = super::params::parse(method, params)?;
-            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
+            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers, r.system_prompt)
         } else {
             let r: acp::ResumeSessionRequest = super::params::parse(method, params)?;
-            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers)
+            (r.session_id, r.cwd, r.additional_directories, r.mcp_servers, r.system_prompt)
         };
-        let roots = existing_roots(method, &cwd, &dirs)?;
-        let id = session_id.0.to_string();
+        let request = Reopen {
+            method,
+            id: session_id.0.to_string(),
+            roots: existing_roots(method, &cwd, &dirs)?,
+            requested,
+            system_prompt: super::system_prompt::client_text(method, system_prompt.as_ref())?,
+        };
+        let id = request.id.clone();
         self.check_session_limit(method, Some(&id))?;
         let store = self.store(method).await?;
+        let (session, mcp) = self.reopen(&store, request, &mcp_servers).await?;
+        if replay {
+            for payload in store.events(&id).await? {
+                self.peer.send_raw(update_frame(&id, &payload)).await?;
+            }
+        }
+        self.sessions.insert(session.clone());
+        report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
+        self.announce_commands(&ctx, &id);
+        tracing::info!(session_id = %id, replay, "session restored");
+        let options = v1::config_options(&session.config_options());
+        if replay {
+            super::to_value(
+                &acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
+            )
+        } else {
+            super::to_value(
+                &acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
+            )
+        }
+    }
+
+    /// Today's slash commands, once the client has the session back (a resume replays
+    /// nothing; a replay holds those offered when the session was new): sent, not stored.
+    pub(super) fn announce_commands(&self, ctx: &RequestContext, id: &str) {
+        let (outbox, announced) = (self.outbox.clone(), id.to_string());
+        ctx.after_response(
+            async move {
+                super::outbox::send_unstored(&outbox, &announced, &Event::Commands(super::commands::available())).await;
+                outbox.flush().await;
+            }
+            .boxed(),
+        );
+    }
+
+    /// A stored session made live again (not yet in `sessions`): its settings, model context
+    /// and rules, turns a crash left open closed, and its MCP servers connected. A session
+    /// this connection already holds is taken over (its turn ends first). Returns the session
+    /// and the `_meta` that reports its MCP servers.
+    pub(super) async fn reopen(
+        &self,
+        store: &Store,
+        request: Reopen,
+        mcp_servers: &[acp::McpServer],
+    ) -> Result<(Arc<Session>, serde_json::Map<String, Value>), AgentError> {
+        let Reopen { method, id, roots, requested, system_prompt } = request;
         let record = store.session(&id).await?.ok_or_else(|| AgentError::SessionNotFound(id.clone()))?;
         let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
         let source = self.model_source(agent.as_ref()).await?;
-
-        // Taking over a session that is live on this connection: its turn ends first.
         if let Some(live) = self.sessions.remove(&id) {
             live.cancel_turn();
         }
-        let mut state = restored_state(&store, &record).await?;
+        let mut state = restored_state(store, &record).await?;
         if !source.models.contains(&state.model) {
             tracing::info!(session_id = %id, model = %state.model, "stored model is not offered now; using the default");
             state.model = source.default_model.clone();
+        }
+        if let Some(text) = system_prompt {
+            // The client's instructions of this load replace those saved with the session.
+            self.outbox.push(Record::SystemPrompt { session_id: id.clone(), text: text.clone() }).await;
+            state.client_prompt = Some(text);
         }
         let session = Arc::new(Session::restore(
             id.clone(),
@@ -89,27 +146,9 @@ impl Agent {
             .into_iter()
             .map(|r| super::modes::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
             .collect();
-        self.close_interrupted_turns(&store, &session).await?;
-        let mcp = self.attach_mcp(&session, &mcp_servers).await;
-
-        if replay {
-            for payload in store.events(&id).await? {
-                self.peer.send_raw(update_frame(&id, &payload)).await?;
-            }
-        }
-        self.sessions.insert(session.clone());
-        report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
-        tracing::info!(session_id = %id, replay, "session restored");
-        let options = v1::config_options(&session.config_options());
-        if replay {
-            super::to_value(
-                &acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
-            )
-        } else {
-            super::to_value(
-                &acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
-            )
-        }
+        self.close_interrupted_turns(store, &session).await?;
+        let mcp = self.attach_mcp(&session, mcp_servers).await;
+        Ok((session, mcp))
     }
 
     /// Stores the turn as running, if no other process (or connection) runs one in the
@@ -193,7 +232,19 @@ impl Agent {
         let store = self.store(M).await?;
         let after = req.cursor.as_deref().map(decode_cursor).transpose()?;
         let cwd = req.cwd.as_ref().map(|c| c.display().to_string());
-        let mut rows = store.list(cwd.as_deref(), after, PAGE + 1).await?;
+        let archived = match &req.archived {
+            None | Some(acp::SessionArchiveFilter::Exclude) => ArchiveFilter::Exclude,
+            Some(acp::SessionArchiveFilter::Include) => ArchiveFilter::Include,
+            Some(acp::SessionArchiveFilter::Only) => ArchiveFilter::Only,
+            Some(other) => {
+                let shown = serde_json::to_string(other).unwrap_or_default();
+                return Err(AgentError::invalid_params(
+                    M,
+                    format!("archived: {shown} is not a filter (exclude, include, only)"),
+                ));
+            }
+        };
+        let mut rows = store.list(cwd.as_deref(), archived, after, PAGE + 1).await?;
         let next = if rows.len() as i64 > PAGE {
             rows.truncate(PAGE as usize);
             rows.last().map(encode_cursor)
@@ -207,6 +258,8 @@ impl Agent {
                     .additional_directories(r.additional_directories.into_iter().map(PathBuf::from).collect())
                     .title(r.title)
                     .updated_at(r.updated_at)
+                    // Said either way when the listing may hold both kinds.
+                    .archived((archived != ArchiveFilter::Exclude).then_some(r.archived))
             })
             .collect();
         super::to_value(&acp::ListSessionsResponse::new(sessions).next_cursor(next))
@@ -275,6 +328,17 @@ impl Agent {
     }
 }
 
+/// Which stored session to make live, where, and with what the request adds.
+pub(super) struct Reopen {
+    pub method: &'static str,
+    pub id: String,
+    pub roots: crate::roots::Roots,
+    /// The agent alias the request names, if any.
+    pub requested: Option<(&'static str, String)>,
+    /// The request's `systemPrompt` text, replacing the stored one.
+    pub system_prompt: Option<String>,
+}
+
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RuleListRequest {
@@ -302,6 +366,7 @@ async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restore
         model: record.model.clone().unwrap_or_default(),
         history,
         title: record.title.clone(),
+        client_prompt: record.system_prompt.clone(),
         next_seq,
         next_message_seq,
         next_turn: next_turn as u64,

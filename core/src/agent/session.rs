@@ -42,6 +42,8 @@ pub struct SessionState {
     /// Next sequence number in the stored model context.
     pub next_message_seq: i64,
     pub title: Option<String>,
+    /// The client's `systemPrompt` text, appended to Corvid's (see `system_prompt`).
+    pub client_prompt: Option<String>,
     /// Permission mode.
     pub mode: Mode,
     /// Extended-thinking level (see `anthropic::THOUGHT_LEVELS`); used only where offered.
@@ -61,6 +63,7 @@ pub struct Restored {
     pub model: String,
     pub history: Vec<ChatMessage>,
     pub title: Option<String>,
+    pub client_prompt: Option<String>,
     pub next_seq: i64,
     pub next_message_seq: i64,
     pub next_turn: u64,
@@ -94,6 +97,7 @@ impl Session {
             model,
             history: Vec::new(),
             title: None,
+            client_prompt: None,
             next_seq: 1,
             next_message_seq: 1,
             next_turn: 1,
@@ -132,6 +136,7 @@ impl Session {
                 history: r.history,
                 next_message_seq: r.next_message_seq,
                 title: r.title,
+                client_prompt: r.client_prompt,
                 mode: r.mode,
                 thought_level: r.thought_level,
                 rules: Vec::new(),
@@ -143,13 +148,17 @@ impl Session {
         }
     }
 
-    /// Corvid's system prompt plus the agent alias's own, if any.
+    /// Corvid's system prompt (with the AGENTS.md files), then the agent alias's own, then
+    /// the client's `systemPrompt`, each where set.
     pub fn system_prompt(&self) -> String {
-        let base = super::instructions::system_prompt(&self.roots);
-        match self.agent.as_ref().and_then(|(_, p)| p.system_prompt.as_deref()) {
-            Some(extra) => format!("{base}\n\n{extra}"),
-            None => base,
+        let mut prompt = super::instructions::system_prompt(&self.roots);
+        let client = self.state().client_prompt.clone();
+        let alias = self.agent.as_ref().and_then(|(_, p)| p.system_prompt.as_deref());
+        for extra in [alias, client.as_deref()].into_iter().flatten() {
+            prompt.push_str("\n\n");
+            prompt.push_str(extra);
         }
+        prompt
     }
 
     /// Whether the alias's `tools` list (if any) enables `tool`.

@@ -19,6 +19,8 @@ pub struct ClientFeatures {
     pub auth_terminal: bool,
     /// `session.notices`: problems (an MCP server that failed) go out as `notice` updates.
     pub notices: bool,
+    /// `plan`: the checklist goes out as plan operations (`plan_update`, `plan_removed`).
+    pub plan: bool,
 }
 
 impl From<&acp::ClientCapabilities> for ClientFeatures {
@@ -31,6 +33,7 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             compaction: caps.session.as_ref().is_some_and(|s| s.compaction.is_some()),
             auth_terminal: caps.auth.terminal,
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            plan: caps.plan.is_some(),
         }
     }
 }

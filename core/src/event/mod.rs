@@ -31,6 +31,10 @@ pub enum Event {
     ToolChanged(ToolPatch),
     /// The model's whole plan, replacing the last one.
     Plan(Vec<PlanItem>),
+    /// The plan `plan_id` created or replaced (plan operations, for clients that advertise `plan`).
+    PlanUpdate { plan_id: String, items: Vec<PlanItem> },
+    /// The plan `plan_id` is gone (the model cleared its checklist).
+    PlanRemoved { plan_id: String },
     /// What a model request used, and the session's total.
     Usage(Usage),
     /// The session's title and when it was last active.
@@ -226,6 +230,21 @@ pub struct Choice {
     pub id: String,
     pub name: String,
     pub description: Option<String>,
+}
+
+/// How a prompt turn ended: why, and the tokens its model requests used (`None` when no
+/// request reported any).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnEnd {
+    pub stop: StopReason,
+    pub tokens: Option<TurnTokens>,
+}
+
+/// Tokens summed over one turn's model requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnTokens {
+    pub input: u64,
+    pub output: u64,
 }
 
 /// Why a prompt turn ended.

@@ -48,6 +48,10 @@ pub fn session_update(event: &Event) -> acp::SessionUpdate {
         Event::ToolStarted(start) => acp::SessionUpdate::ToolCall(tool_call(start)),
         Event::ToolChanged(patch) => acp::SessionUpdate::ToolCallUpdate(tool_call_update(patch)),
         Event::Plan(items) => acp::SessionUpdate::Plan(acp::Plan::new(items.iter().map(plan_entry).collect())),
+        Event::PlanUpdate { plan_id, items } => acp::SessionUpdate::PlanUpdate(acp::PlanUpdate::new(
+            acp::PlanUpdateContent::items(plan_id.clone(), items.iter().map(plan_entry).collect()),
+        )),
+        Event::PlanRemoved { plan_id } => acp::SessionUpdate::PlanRemoved(acp::PlanRemoved::new(plan_id.clone())),
         Event::Usage(usage) => acp::SessionUpdate::UsageUpdate(usage_update(usage)),
         Event::SessionInfo { title, updated_at } => acp::SessionUpdate::SessionInfoUpdate(
             acp::SessionInfoUpdate::new().title(title.clone()).updated_at(updated_at.clone()),
@@ -67,6 +71,12 @@ pub fn session_update(event: &Event) -> acp::SessionUpdate {
         }
         Event::Mode(mode) => acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.clone())),
     }
+}
+
+/// The `session/prompt` response of a turn that ended so.
+pub fn prompt_response(end: &crate::event::TurnEnd) -> acp::PromptResponse {
+    let usage = end.tokens.map(|t| acp::Usage::new(t.input + t.output, t.input, t.output));
+    acp::PromptResponse::new(stop_reason(end.stop)).usage(usage)
 }
 
 pub fn stop_reason(reason: StopReason) -> acp::StopReason {

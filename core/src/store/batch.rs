@@ -76,7 +76,47 @@ pub enum Record {
         session_id: String,
         at: String,
     },
+    /// The client's `systemPrompt` text, kept in the `config` JSON column.
+    SystemPrompt {
+        session_id: String,
+        text: String,
+    },
+    /// `session/archive` (`at` set) or `session/unarchive` (`None`).
+    Archived {
+        session_id: String,
+        at: Option<String>,
+    },
+    /// `session/fork`: a new session `to` holding everything stored of `from` so far (its
+    /// settings, ledger, model context and turns), in new roots and with its own title.
+    Fork(Box<Fork>),
 }
+
+/// What [`Record::Fork`] writes.
+#[derive(Debug)]
+pub struct Fork {
+    pub from: String,
+    pub to: String,
+    pub cwd: String,
+    pub additional_directories: String,
+    pub title: String,
+    pub at: String,
+}
+
+/// A fork's new session row: (`$1` new id, `$2` source id, `$3` cwd, `$4` additional
+/// directories, `$5` title, `$6` now); the settings are the source's.
+const FORK_SESSION: &str = "INSERT INTO sessions (id, cwd, additional_directories, title, created_at, updated_at, agent_alias, mode, model, config) \
+     SELECT $1, $3, $4, $5, $6, $6, agent_alias, mode, model, config FROM sessions WHERE id = $2";
+
+/// A fork's copy of the source's history: (`$1` new id, `$2` source id). Turns are copied with
+/// their state, so a turn a crash left open is closed on the fork's first restore as well.
+const FORK_HISTORY: [&str; 3] = [
+    "INSERT INTO events (session_id, seq, turn, payload) SELECT $1, seq, turn, payload FROM events WHERE session_id = $2",
+    "INSERT INTO messages (session_id, seq, role, content) SELECT $1, seq, role, content FROM messages WHERE session_id = $2",
+    "INSERT INTO turns (session_id, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, \
+                        owner_instance, owner_host, heartbeat_at) \
+     SELECT $1, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, owner_instance, owner_host, \
+            heartbeat_at FROM turns WHERE session_id = $2",
+];
 
 impl Store {
     /// Commits `batch` in one transaction, in order.
@@ -220,6 +260,30 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                         .bind(session_id)
                         .execute(&mut *tx)
                         .await?;
+                }
+                Record::SystemPrompt { session_id, text } => {
+                    sqlx::query(dialect.set_system_prompt).bind(text).bind(session_id).execute(&mut *tx).await?;
+                }
+                Record::Archived { session_id, at } => {
+                    sqlx::query("UPDATE sessions SET archived_at = $1 WHERE id = $2")
+                        .bind(at)
+                        .bind(session_id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Record::Fork(fork) => {
+                    sqlx::query(FORK_SESSION)
+                        .bind(&fork.to)
+                        .bind(&fork.from)
+                        .bind(&fork.cwd)
+                        .bind(&fork.additional_directories)
+                        .bind(&fork.title)
+                        .bind(&fork.at)
+                        .execute(&mut *tx)
+                        .await?;
+                    for sql in FORK_HISTORY {
+                        sqlx::query(sql).bind(&fork.to).bind(&fork.from).execute(&mut *tx).await?;
+                    }
                 }
                 Record::Update { .. } => {}
             }

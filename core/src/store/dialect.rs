@@ -7,6 +7,9 @@ pub(crate) struct Dialect {
     pub last_usage: &'static str,
     /// Sets `thought_level` (`$1`) in the `config` JSON of session `$2`.
     pub set_thought_level: &'static str,
+    /// Sets `system_prompt` (`$1`, the client's `systemPrompt` text) in the `config` JSON of
+    /// session `$2`.
+    pub set_system_prompt: &'static str,
     /// The turns of session `$1` stored as running: turn, owner (instance, host, pid, start)
     /// and the seconds since its heartbeat, by the database's clock (one clock for every host).
     pub running_turns: &'static str,

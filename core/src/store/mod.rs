@@ -37,7 +37,7 @@ pub(crate) use dialect::Dialect;
 pub use location::{Location, redact_url, resolve_location};
 pub use process::Owner;
 pub use rules::StoredRule;
-pub use sessions::SessionRecord;
+pub use sessions::{ArchiveFilter, SessionRecord};
 pub use turns::{Claim, RunningTurn};
 
 /// A store being opened in the background: its result, once, to everyone who awaits it.

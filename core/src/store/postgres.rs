@@ -16,6 +16,8 @@ pub(super) const DIALECT: Dialect = Dialect {
                  AND payload::jsonb ->> 'sessionUpdate' = 'usage_update' ORDER BY seq DESC LIMIT 1",
     set_thought_level: "UPDATE sessions SET config = jsonb_set(config::jsonb, '{thought_level}', to_jsonb($1::text))::text \
                         WHERE id = $2",
+    set_system_prompt: "UPDATE sessions SET config = jsonb_set(config::jsonb, '{system_prompt}', to_jsonb($1::text))::text \
+                        WHERE id = $2",
     running_turns: TURN_STATEMENTS.0,
     insert_turn: TURN_STATEMENTS.1,
 };

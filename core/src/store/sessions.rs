@@ -1,4 +1,8 @@
 //! Session rows: one by id, and the keyset-paginated listing of `session/list`.
+//!
+//! The listing holds the sessions a user would pick up again: not deleted, not a subagent's
+//! (those belong to their parent), with at least one prompt (an editor that opens a session on
+//! start and never uses it leaves no clutter), and archived ones only when asked for.
 
 use super::{Store, StoreError, with_pool};
 
@@ -16,20 +20,56 @@ pub struct SessionRecord {
     pub thought_level: Option<String>,
     /// The agent alias the session was created with.
     pub agent_alias: Option<String>,
+    /// Whether `session/archive` took it out of the default listing.
+    pub archived: bool,
+    /// The client's `systemPrompt` text (from the `config` JSON column).
+    pub system_prompt: Option<String>,
+}
+
+/// Which sessions a listing holds by their archive state (`session/list`'s `archived`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFilter {
+    /// Only those not archived (the default).
+    Exclude,
+    /// Both.
+    Include,
+    /// Only archived ones.
+    Only,
+}
+
+impl ArchiveFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            ArchiveFilter::Exclude => "exclude",
+            ArchiveFilter::Include => "include",
+            ArchiveFilter::Only => "only",
+        }
+    }
 }
 
 /// `SELECT <the columns of a SessionRow> FROM sessions <rest>`, as one static string.
 macro_rules! select_sessions {
     ($rest:literal) => {
         concat!(
-            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config, agent_alias FROM sessions ",
+            "SELECT id, cwd, additional_directories, title, updated_at, model, mode, config, agent_alias, \
+             archived_at IS NOT NULL FROM sessions ",
             $rest
         )
     };
 }
 
-type SessionRow =
-    (String, String, String, Option<String>, String, Option<String>, Option<String>, Option<String>, Option<String>);
+type SessionRow = (
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
 
 impl Store {
     /// A live (not deleted) session.
@@ -45,13 +85,16 @@ impl Store {
     pub async fn list(
         &self,
         cwd: Option<&str>,
+        archived: ArchiveFilter,
         after: Option<(String, String)>,
         limit: i64,
     ) -> Result<Vec<SessionRecord>, StoreError> {
         let (after_at, after_id) = after.unzip();
         let sql = select_sessions!(
-            "WHERE deleted_at IS NULL AND ($1 IS NULL OR cwd = $1) \
+            "WHERE deleted_at IS NULL AND parent_id IS NULL AND ($1 IS NULL OR cwd = $1) \
                AND ($2 IS NULL OR (updated_at, id) < ($2, $3)) \
+               AND ($5 = 'include' OR ($5 = 'only') = (archived_at IS NOT NULL)) \
+               AND EXISTS (SELECT 1 FROM turns WHERE turns.session_id = sessions.id) \
              ORDER BY updated_at DESC, id DESC LIMIT $4"
         );
         let rows: Vec<SessionRow> = with_pool!(&self.pool, |pool| sqlx::query_as(sql)
@@ -59,6 +102,7 @@ impl Store {
             .bind(after_at.as_deref())
             .bind(after_id.as_deref())
             .bind(limit)
+            .bind(archived.as_str())
             .fetch_all(pool)
             .await?);
         rows.into_iter().map(session_record).collect()
@@ -66,8 +110,10 @@ impl Store {
 }
 
 fn session_record(
-    (id, cwd, dirs, title, updated_at, model, mode, config, agent_alias): SessionRow,
+    (id, cwd, dirs, title, updated_at, model, mode, config, agent_alias, archived): SessionRow,
 ) -> Result<SessionRecord, StoreError> {
+    let config = config.and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok());
+    let config_text = |key: &str| config.as_ref().and_then(|c| c.get(key)?.as_str().map(str::to_string));
     Ok(SessionRecord {
         id,
         cwd,
@@ -77,9 +123,9 @@ fn session_record(
         updated_at,
         model,
         mode,
-        thought_level: config
-            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
-            .and_then(|c| c.get("thought_level").and_then(|v| v.as_str()).map(str::to_string)),
+        thought_level: config_text("thought_level"),
         agent_alias,
+        archived,
+        system_prompt: config_text("system_prompt"),
     })
 }

@@ -15,6 +15,7 @@ pub(super) const DIALECT: Dialect = Dialect {
     last_usage: "SELECT payload FROM events WHERE session_id = $1 \
                  AND json_extract(payload, '$.sessionUpdate') = 'usage_update' ORDER BY seq DESC LIMIT 1",
     set_thought_level: "UPDATE sessions SET config = json_set(config, '$.thought_level', $1) WHERE id = $2",
+    set_system_prompt: "UPDATE sessions SET config = json_set(config, '$.system_prompt', $1) WHERE id = $2",
     running_turns: TURN_STATEMENTS.0,
     insert_turn: TURN_STATEMENTS.1,
 };

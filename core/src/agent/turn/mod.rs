@@ -30,7 +30,7 @@ use crate::agent::error::AgentError;
 use crate::agent::outbox::Outbox;
 use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
-use crate::event::{Event, StopReason};
+use crate::event::{Event, StopReason, TurnEnd, TurnTokens};
 use crate::provider::{ChatMessage, FinishReason};
 use crate::rpc::Peer;
 use crate::store::batch::Record;
@@ -84,6 +84,8 @@ pub struct Turn {
     config: Arc<Config>,
     client: ClientFeatures,
     jail: Jail,
+    /// What this turn's model requests used so far (`session/prompt`'s `usage`).
+    tokens: std::sync::Mutex<Option<TurnTokens>>,
 }
 
 impl Turn {
@@ -105,11 +107,12 @@ impl Turn {
             config: ctx.config,
             client: ctx.client,
             jail,
+            tokens: std::sync::Mutex::new(None),
         }
     }
 
     /// Runs the turn to its one stop reason.
-    pub async fn run(self, prompt: UserPrompt) -> Result<StopReason, AgentError> {
+    pub async fn run(self, prompt: UserPrompt) -> Result<TurnEnd, AgentError> {
         let command = commands::parse(&prompt.text);
         let user_id = uuid::Uuid::new_v4().to_string();
         for block in prompt.blocks {
@@ -156,7 +159,16 @@ impl Turn {
         // Durable, and every frame of this turn handed to the client, before the response.
         self.outbox.flush().await;
         drop(self.claim);
-        outcome
+        let tokens = *self.tokens.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        outcome.map(|stop| TurnEnd { stop, tokens })
+    }
+
+    /// Adds one model request's reported usage to the turn's.
+    fn count_tokens(&self, input: u64, output: u64) {
+        let mut tokens = self.tokens.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let sum = tokens.get_or_insert_with(TurnTokens::default);
+        sum.input += input;
+        sum.output += output;
     }
 
     /// Stores and sends one update of this turn. `false` once the connection is gone.

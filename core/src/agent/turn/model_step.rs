@@ -99,6 +99,7 @@ impl Turn {
                     continue;
                 }
                 Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
+                    self.count_tokens(input_tokens, output_tokens);
                     Event::Usage(accounting::record(&self.session, &self.config, input_tokens, output_tokens))
                 }
                 Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {

@@ -28,9 +28,18 @@ impl Updates for Card<'_> {
         })
     }
 
+    /// A client that advertises `plan` gets plan operations on the session's one plan (an
+    /// empty checklist removes it); others get the whole plan, as before.
     fn plan(&self, plan: Vec<PlanItem>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            self.turn.emit(Event::Plan(plan)).await;
+            let event = if !self.turn.client.plan {
+                Event::Plan(plan)
+            } else if plan.is_empty() {
+                Event::PlanRemoved { plan_id: self.turn.plan_id() }
+            } else {
+                Event::PlanUpdate { plan_id: self.turn.plan_id(), items: plan }
+            };
+            self.turn.emit(event).await;
         })
     }
 }
@@ -43,6 +52,11 @@ fn failed(id: &str, message: &str) -> ToolPatch {
 }
 
 impl Turn {
+    /// The id of the session's plan: one per session, the same across turns and restores.
+    fn plan_id(&self) -> String {
+        format!("{}/plan", self.session.id)
+    }
+
     async fn tool_update(&self, patch: ToolPatch) -> bool {
         self.emit(Event::ToolChanged(patch)).await
     }
@@ -116,7 +130,7 @@ impl Turn {
             }
             Err(e) => return self.fail(&id, &e).await,
         }
-        if !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
+        if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
             return None;
         }
         let result = tool.run(&args, &cx).await;
