@@ -19,6 +19,10 @@ pub struct ClientFeatures {
     pub auth_terminal: bool,
     /// `session.notices`: problems (an MCP server that failed) go out as `notice` updates.
     pub notices: bool,
+    /// `subagents`: a subagent is a session of its own on the wire (announced with
+    /// `subagent_update`, its updates under its id); otherwise its progress shows in the
+    /// parent's tool card.
+    pub subagents: bool,
 }
 
 impl From<&acp::ClientCapabilities> for ClientFeatures {
@@ -31,6 +35,7 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             compaction: caps.session.as_ref().is_some_and(|s| s.compaction.is_some()),
             auth_terminal: caps.auth.terminal,
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            subagents: caps.subagents.is_some(),
         }
     }
 }
