@@ -15,6 +15,7 @@
 //! the limit ([`Slots`]) and making the child ([`Host::start_child`]).
 
 pub mod progress;
+mod restore;
 
 use std::sync::Arc;
 
