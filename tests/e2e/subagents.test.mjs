@@ -107,6 +107,7 @@ test("with `subagents`: announced before its traffic, the exchange as session me
   assert.equal(announce.update.title, "Read the notes");
   assert.equal(announce.update.description, "Read the notes");
   assert.deepEqual(announce.update.state, { state: "running" });
+  assert.deepEqual(announce.update.capabilities, { cancel: {} }, "the client may cancel it");
   const firstChildFrame = frames.findIndex((f) => f.params?.sessionId === child);
   assert.ok(firstChildFrame > announceAt, "announced before any of its traffic");
 
@@ -264,6 +265,9 @@ test("session/cancel of the child alone ends it; the parent reads that and goes 
   fake.script(c, { chunks: Array.from({ length: 500 }, (_, i) => ({ content: `k${i} ` })), delayMs: 10 });
   const id = t.prompt(p);
   const chunk = await t.agent.waitFor((f) => isUpdate(f) && f.params.sessionId !== t.sessionId && f.params.update.sessionUpdate === "agent_message_chunk", 10000, "the child streaming");
+  const prompted = await t.agent.request("tochild", "session/prompt", { sessionId: chunk.params.sessionId, prompt: text("hi") });
+  assert.equal(prompted.error?.code, -32602, JSON.stringify(prompted));
+  assert.match(prompted.error.message, /is a subagent of session .*takes work only from its parent/);
   t.agent.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: chunk.params.sessionId } });
   const r = await t.response(id);
   assert.equal(r.result.stopReason, "end_turn");

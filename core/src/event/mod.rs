@@ -61,7 +61,8 @@ pub enum Event {
 #[derive(Debug, Clone)]
 pub struct Subagent {
     pub session_id: String,
-    /// Set when announcing; `None` leaves what was said unchanged.
+    /// Set when announcing (which also tells the client it may `session/cancel` the child);
+    /// `None` leaves what was said unchanged.
     pub title: Option<String>,
     pub description: Option<String>,
     pub state: SubagentState,

@@ -92,7 +92,9 @@ fn subagent_update(s: &Subagent) -> acp::SubagentUpdate {
     };
     let mut update = acp::SubagentUpdate::new(s.session_id.clone()).state(state);
     if let Some(title) = &s.title {
-        update = update.title(title.clone());
+        // The announcement also grants what the client may do to the child: cancel its work.
+        let cancel = acp::SubagentSessionCapabilities::new().cancel(acp::SessionCancelCapabilities::new());
+        update = update.title(title.clone()).capabilities(cancel);
     }
     if let Some(description) = &s.description {
         update = update.description(description.clone());
