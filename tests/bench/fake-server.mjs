@@ -14,6 +14,15 @@ fake.script("SOAK-TURN", {
     { chunks: [{ reasoning: "Done. " }, ...Array.from({ length: 20 }, (_, i) => ({ content: `s${i} ` }))] },
   ],
 });
+// The subagent benchmark: the same file read directly and through a subagent (whose model
+// answers at once, or reads the file first).
+const then = (call) => ({ steps: [{ toolCalls: [call] }, { chunks: [{ content: "ok" }] }] });
+const notes = { name: "read_file", arguments: { path: "notes.txt" } };
+fake.script("BENCH-TOOL-DIRECT", then(notes));
+fake.script("BENCH-TOOL-DELEGATE-ANSWER", then({ name: "delegate", arguments: { description: "Answer", prompt: "BENCH-CHILD-ANSWER" } }));
+fake.script("BENCH-TOOL-DELEGATE-READ", then({ name: "delegate", arguments: { description: "Read", prompt: "BENCH-CHILD-READ" } }));
+fake.script("BENCH-CHILD-ANSWER", { chunks: [{ content: "the notes say hello" }] });
+fake.script("BENCH-CHILD-READ", then(notes));
 process.stdout.write(fake.url + "\n");
 process.on("SIGTERM", async () => {
   await fake.close();

@@ -20,10 +20,43 @@ export const schemaPath =
  */
 export const unstableSchemaPath = join(dirname(schemaPath), "schema.unstable.json");
 
-/** A frame validator for one schema file: `check(def, value)` and `validateAgentFrame`. */
-export function validatorOf(path) {
+/**
+ * The `$defs` added to the unstable schema before it is used. npm-sdk-2.4.0's file lacks the
+ * `session` tool-call content (`SessionReference`, "a display-only reference to another
+ * session, such as a subagent"), which the pinned schema crate (agent-client-protocol-schema
+ * 1.20.0, `v1/tool_call.rs`) defines and the subagent protocol uses to point a tool call at
+ * its child. It is added exactly as the crate spells it (`type: "session"`, `sessionId`
+ * required, optional `_meta`); nothing else is changed.
+ */
+export const ADDED_DEFS = [];
+function fillGaps(schema) {
+  if (schema.$defs.SessionReference || !schema.$defs.ToolCallContent?.oneOf) return;
+  schema.$defs.SessionReference = {
+    description: "A display-only reference to another session (added from agent-client-protocol-schema 1.20.0).",
+    type: "object",
+    properties: {
+      sessionId: { allOf: [{ $ref: "#/$defs/SessionId" }] },
+      _meta: { type: ["object", "null"], additionalProperties: true },
+    },
+    required: ["sessionId"],
+  };
+  schema.$defs.ToolCallContent.oneOf.push({
+    type: "object",
+    properties: { type: { type: "string", const: "session" } },
+    required: ["type"],
+    allOf: [{ $ref: "#/$defs/SessionReference" }],
+  });
+  ADDED_DEFS.push("SessionReference");
+}
+
+/**
+ * A frame validator for one schema file: `check(def, value)` and `validateAgentFrame`.
+ * `gaps`: add [`ADDED_DEFS`] (the unstable schema).
+ */
+export function validatorOf(path, { gaps = false } = {}) {
   const schema = JSON.parse(readFileSync(path, "utf8"));
   delete schema.anyOf;
+  if (gaps) fillGaps(schema);
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   const int = (min, max) => ({ type: "number", validate: (n) => Number.isInteger(n) && n >= min && n <= max });
   ajv.addFormat("uint16", int(0, 65535));
@@ -81,7 +114,7 @@ export function validatorOf(path) {
     return check(def, frame.result);
   }
 
-  return { path, check, validateAgentFrame, responseType };
+  return { path, schema, check, validateAgentFrame, responseType };
 }
 
 const stable = validatorOf(schemaPath);
@@ -89,8 +122,8 @@ export const check = stable.check;
 export const validateAgentFrame = stable.validateAgentFrame;
 
 let unstable;
-/** The validator of the unstable schema (made on first use). */
+/** The validator of the unstable schema, its gaps filled (made on first use). */
 export function unstableValidator() {
-  unstable ??= validatorOf(unstableSchemaPath);
+  unstable ??= validatorOf(unstableSchemaPath, { gaps: true });
   return unstable;
 }

@@ -20,6 +20,7 @@ mod session;
 mod session_ops;
 mod settings;
 mod steering;
+mod subagent;
 mod system_prompt;
 mod turn;
 
@@ -68,6 +69,8 @@ pub struct Agent {
     client: Mutex<ClientFeatures>,
     /// Set by `logout`: sessions need a new sign-in (the key is gone from the config file).
     signed_out: std::sync::atomic::AtomicBool,
+    /// The subagents that may run at once on this connection.
+    subagent_slots: subagent::Slots,
 }
 
 /// An agent alias and its profile.
@@ -105,6 +108,7 @@ pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, AgentError> {
 impl Agent {
     pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore, connection: ConnectionOptions) -> Arc<Self> {
         let outbox = Outbox::spawn(store.clone(), peer.clone());
+        let subagent_slots = subagent::Slots::new(config.max_subagents);
         Arc::new(Self {
             peer,
             config,
@@ -116,6 +120,7 @@ impl Agent {
             sessions: Sessions::default(),
             client: Mutex::new(ClientFeatures::default()),
             signed_out: std::sync::atomic::AtomicBool::new(false),
+            subagent_slots,
         })
     }
 
@@ -203,6 +208,15 @@ impl Agent {
             prompt::normalize(&mut params);
             let req: acp::PromptRequest = parse("session/prompt", Some(params))?;
             let session = self.sessions.get(&req.session_id.0)?;
+            if let Some(parent) = &session.parent {
+                return Err(AgentError::invalid_params(
+                    "session/prompt",
+                    format!(
+                        "sessionId: {} is a subagent of session {parent}; it takes work only from its parent",
+                        session.id
+                    ),
+                ));
+            }
             let claim = session.begin_turn(ctx.cancel.child_token())?;
             Ok((claim, req.prompt))
         })();
@@ -228,6 +242,8 @@ impl Agent {
                 http: this.http().clone(),
                 config: this.config.clone(),
                 client: this.client_features(),
+                host: Some(subagent::Host::new(this.clone())),
+                delegation: None,
             };
             let end = Turn::new(claim, turn_ctx).run(prompt).await?;
             to_value(&crate::event::v1::prompt_response(&end))

@@ -38,6 +38,8 @@ pub struct Question<'a> {
     pub args: &'a Value,
     /// What would change (an edit's diff), so the user decides on the real thing.
     pub preview: Vec<ToolContent>,
+    /// The subagent that asks (its title), named in the question so the user knows who.
+    pub subagent: Option<&'a str>,
 }
 
 /// Returns the decision and, when the client could not answer at all, a note for the user.
@@ -65,7 +67,10 @@ pub async fn decide(
         };
     }
     let call = ToolPatch {
-        title: Some(q.announce.title.clone()),
+        title: Some(match q.subagent {
+            Some(name) => format!("Subagent “{name}”: {}", q.announce.title),
+            None => q.announce.title.clone(),
+        }),
         kind: Some(q.announce.kind),
         status: Some(ToolStatus::Pending),
         locations: Some(q.announce.locations.clone()),

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::Agent;
 use super::error::AgentError;
 use super::new_session::{existing_roots, report_mcp_failures};
-use super::outbox::{agent_note, emit, record_message, update_frame};
+use super::outbox::{agent_note, emit, record_message};
 use super::session::{Restored, Session, TurnClaim};
 use crate::event::{Event, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
@@ -73,9 +73,8 @@ impl Agent {
         let store = self.store(method).await?;
         let (session, mcp) = self.reopen(&store, request, &mcp_servers).await?;
         if replay {
-            for payload in store.events(&id).await? {
-                self.peer.send_raw(update_frame(&id, &payload)).await?;
-            }
+            // The session's stream, with its subagents' where it announced them.
+            self.replay(&store, &id).await?;
         }
         self.sessions.insert(session.clone());
         report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
@@ -118,6 +117,10 @@ impl Agent {
     ) -> Result<(Arc<Session>, serde_json::Map<String, Value>), AgentError> {
         let Reopen { method, id, roots, requested, system_prompt } = request;
         let record = store.session(&id).await?.ok_or_else(|| AgentError::SessionNotFound(id.clone()))?;
+        if let Some(parent) = store.parent_of(&id).await? {
+            let why = format!("sessionId: {id} is a subagent of session {parent}; load or resume its parent instead");
+            return Err(AgentError::invalid_params(method, why));
+        }
         let agent = self.choose_agent(method, requested, record.agent_alias.as_deref())?;
         let source = self.model_source(agent.as_ref()).await?;
         if let Some(live) = self.sessions.remove(&id) {
@@ -146,6 +149,7 @@ impl Agent {
             .into_iter()
             .map(|r| super::modes::Rule { tool: r.tool, scope: r.scope, allow: r.allow })
             .collect();
+        self.close_interrupted_children(store, &session).await?;
         self.close_interrupted_turns(store, &session).await?;
         let mcp = self.attach_mcp(&session, mcp_servers).await;
         Ok((session, mcp))
@@ -171,7 +175,9 @@ impl Agent {
     /// Turns left `running` by a process that no longer exists are closed: open tool calls
     /// are marked failed and a note is added, all stored in the ledger (so every later load
     /// replays the same thing), and the partial answer joins the model's context.
-    async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<(), AgentError> {
+    /// Returns how many it closed.
+    pub(super) async fn close_interrupted_turns(&self, store: &Store, session: &Session) -> Result<usize, AgentError> {
+        let mut closed = 0;
         for running in store.running_turns(&session.id).await? {
             if process::is_running(&running) {
                 continue;
@@ -221,9 +227,10 @@ impl Agent {
                 })
                 .await;
             tracing::warn!(session_id = %session.id, turn = running.turn, "closed a turn interrupted by a crash");
+            closed += 1;
         }
         self.outbox.flush().await;
-        Ok(())
+        Ok(closed)
     }
 
     pub(super) async fn list_sessions(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
@@ -352,7 +359,7 @@ pub(super) struct RuleRevokeRequest {
     id: i64,
 }
 
-async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, AgentError> {
+pub(super) async fn restored_state(store: &Store, record: &SessionRecord) -> Result<Restored, AgentError> {
     let (next_seq, next_message_seq, next_turn) = store.counters(&record.id).await?;
     let spent = store.last_usage(&record.id).await?.map(|p| super::accounting::spent_from(&p)).unwrap_or_default();
     let mut history = Vec::new();

@@ -33,6 +33,8 @@ pub struct Session {
     pub sandbox: Status,
     /// Whether the user has been told that commands run unconfined (once per session).
     pub unconfined_told: AtomicBool,
+    /// For a subagent's session: the session that started it (see `agent::subagent`).
+    pub parent: Option<String>,
 }
 
 pub struct SessionState {
@@ -131,6 +133,7 @@ impl Session {
             mcp: std::sync::OnceLock::new(),
             sandbox,
             unconfined_told: AtomicBool::new(false),
+            parent: None,
             state: Mutex::new(SessionState {
                 model: r.model,
                 history: r.history,
@@ -372,8 +375,9 @@ impl Sessions {
         self.map.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The sessions the client opened (subagents' sessions are their parents').
     pub fn count(&self) -> usize {
-        self.map().len()
+        self.map().values().filter(|s| s.parent.is_none()).count()
     }
 
     pub fn insert(&self, session: Arc<Session>) {

@@ -116,6 +116,8 @@ pub(super) struct LimitsSection {
     pub(super) max_session_tokens: Option<u64>,
     /// What one session may cost, in the prices' currency (needs the prices).
     pub(super) max_session_cost: Option<f64>,
+    /// Subagents (`delegate`) running at once on one connection; more wait for a free slot.
+    pub(super) max_subagents: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

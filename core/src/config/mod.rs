@@ -71,6 +71,9 @@ pub struct Config {
     /// Deadline for every request Corvid sends to the client.
     pub client_request_timeout: Duration,
     pub max_turn_requests: u32,
+    /// Subagents running at once on one connection (`[limits] max_subagents`; 0 turns the
+    /// `delegate` tool off).
+    pub max_subagents: usize,
     /// How long a permission request may go unanswered before it counts as reject.
     pub permission_timeout: Duration,
     /// Paths no tool may touch, even inside the session roots.
@@ -261,6 +264,7 @@ impl Config {
             max_message_bytes: limits.max_message_bytes.unwrap_or(defaults.max_message_bytes),
             client_request_timeout: secs(limits.client_request_timeout_secs, defaults.client_request_timeout),
             max_turn_requests: limits.max_turn_requests.unwrap_or(defaults.max_turn_requests),
+            max_subagents: limits.max_subagents.unwrap_or(defaults.max_subagents),
             permission_timeout: secs(limits.permission_timeout_secs, defaults.permission_timeout),
             // Not the defaults' list: that one cannot name the credential stores under `home`.
             forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
@@ -328,6 +332,7 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_request_timeout: Duration::from_secs(300),
             max_turn_requests: 50,
+            max_subagents: 3,
             permission_timeout: Duration::from_secs(600),
             forbidden_paths: crate::tools::Jail::default_forbidden(None),
             max_retries: 3,

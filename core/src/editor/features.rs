@@ -21,6 +21,10 @@ pub struct ClientFeatures {
     pub notices: bool,
     /// `plan`: the checklist goes out as plan operations (`plan_update`, `plan_removed`).
     pub plan: bool,
+    /// `subagents`: a subagent is a session of its own on the wire (announced with
+    /// `subagent_update`, its updates under its id); otherwise its progress shows in the
+    /// parent's tool card.
+    pub subagents: bool,
 }
 
 impl From<&acp::ClientCapabilities> for ClientFeatures {
@@ -34,6 +38,7 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             auth_terminal: caps.auth.terminal,
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
             plan: caps.plan.is_some(),
+            subagents: caps.subagents.is_some(),
         }
     }
 }

@@ -51,6 +51,45 @@ pub enum Event {
     ConfigOptions(Vec<ConfigSelect>),
     /// The session's mode changed.
     Mode(String),
+    /// A child session of this one (a subagent) was started or changed state. Sent only to
+    /// clients that advertise `subagents`, on the parent's stream, before any of the child's own.
+    Subagent(Subagent),
+    /// A message between this session and another one (a task handed to a subagent, or its
+    /// answer): who sends it to whom. Its content follows as [`Event::SessionMessageChunk`]s.
+    SessionMessage(SessionMessage),
+    /// A block of a [`Event::SessionMessage`]'s content.
+    SessionMessageChunk { message_id: String, content: acp::ContentBlock },
+}
+
+/// A subagent as its parent announces it.
+#[derive(Debug, Clone)]
+pub struct Subagent {
+    pub session_id: String,
+    /// Set when announcing (which also tells the client it may `session/cancel` the child);
+    /// `None` leaves what was said unchanged.
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub state: SubagentState,
+}
+
+/// What a subagent is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubagentState {
+    Running,
+    /// Its work ended, for this reason (`None`: it failed).
+    Done(Option<StopReason>),
+}
+
+/// The participants of a message between sessions, as seen in one session's transcript.
+#[derive(Debug, Clone)]
+pub struct SessionMessage {
+    pub message_id: String,
+    pub sender: String,
+    pub recipient: String,
+    /// The same message's id in the other session's transcript, when it has one there.
+    pub other_message_id: Option<String>,
+    /// Whether `other_message_id` is the sender's (an incoming view) or the recipient's.
+    pub incoming: bool,
 }
 
 /// How a tool call is shown when it starts.
@@ -131,6 +170,8 @@ pub enum ToolContent {
     Text(String),
     /// A rich block (an image, an embedded file).
     Block(Box<acp::ContentBlock>),
+    /// Another session this call works through (a subagent): a reference, display only.
+    Session(String),
     /// A whole-file change; `old` is `None` for a new file.
     Diff {
         path: PathBuf,

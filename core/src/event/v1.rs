@@ -6,7 +6,8 @@ use agent_client_protocol_schema::v1 as acp;
 
 use super::{
     Choice, Command, Compaction, CompactionStatus, ConfigCategory, ConfigSelect, Event, Location, PlanItem,
-    PlanPriority, PlanStatus, StopReason, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus, Usage,
+    PlanPriority, PlanStatus, SessionMessage, StopReason, Subagent, SubagentState, ToolContent, ToolKind, ToolPatch,
+    ToolStart, ToolStatus, Usage,
 };
 
 /// The `update` of a `session/update`, serialized. Tool calls are spelled out where the
@@ -70,6 +71,49 @@ pub fn session_update(event: &Event) -> acp::SessionUpdate {
             acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(config_options(options)))
         }
         Event::Mode(mode) => acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.clone())),
+        Event::Subagent(subagent) => acp::SessionUpdate::SubagentUpdate(subagent_update(subagent)),
+        Event::SessionMessage(m) => acp::SessionUpdate::SessionMessage(session_message(m)),
+        Event::SessionMessageChunk { message_id, content } => {
+            acp::SessionUpdate::SessionMessageChunk(acp::SessionMessageChunk::new(message_id.clone(), content.clone()))
+        }
+    }
+}
+
+fn subagent_update(s: &Subagent) -> acp::SubagentUpdate {
+    let state = match s.state {
+        SubagentState::Running => acp::StateUpdate::Running(acp::RunningStateUpdate::new()),
+        SubagentState::Done(reason) => {
+            let reason = match reason {
+                Some(StopReason::EndTurn) => acp::IdleStopReason::EndTurn,
+                Some(StopReason::MaxTokens) => acp::IdleStopReason::MaxTokens,
+                Some(StopReason::MaxTurnRequests) => acp::IdleStopReason::MaxTurnRequests,
+                Some(StopReason::Refusal) => acp::IdleStopReason::Refusal,
+                Some(StopReason::Cancelled) => acp::IdleStopReason::Cancelled,
+                None => acp::IdleStopReason::Error(acp::ErrorStopReason::new()),
+            };
+            acp::StateUpdate::Idle(acp::IdleStateUpdate::new().stop_reason(reason))
+        }
+    };
+    let mut update = acp::SubagentUpdate::new(s.session_id.clone()).state(state);
+    if let Some(title) = &s.title {
+        // The announcement also grants what the client may do to the child: cancel its work.
+        let cancel = acp::SubagentSessionCapabilities::new().cancel(acp::SessionCancelCapabilities::new());
+        update = update.title(title.clone()).capabilities(cancel);
+    }
+    if let Some(description) = &s.description {
+        update = update.description(description.clone());
+    }
+    update
+}
+
+fn session_message(m: &SessionMessage) -> acp::SessionMessage {
+    let message = acp::SessionMessage::new(m.message_id.clone())
+        .sender_session_id(acp::SessionId::new(m.sender.clone()))
+        .recipient_session_id(acp::SessionId::new(m.recipient.clone()));
+    match (&m.other_message_id, m.incoming) {
+        (Some(other), true) => message.sender_message_id(acp::MessageId::new(other.clone())),
+        (Some(other), false) => message.recipient_message_id(acp::MessageId::new(other.clone())),
+        (None, _) => message,
     }
 }
 
@@ -161,6 +205,7 @@ fn tool_content(content: &ToolContent) -> acp::ToolCallContent {
             acp::ToolCallContent::from(acp::Diff::new(path.clone(), new.clone()).old_text(old.clone()))
         }
         ToolContent::Terminal(id) => acp::ToolCallContent::Terminal(acp::Terminal::new(id.clone())),
+        ToolContent::Session(id) => acp::ToolCallContent::Session(acp::SessionReference::new(id.clone())),
     }
 }
 

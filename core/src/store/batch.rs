@@ -10,6 +10,21 @@ use sqlx::QueryBuilder;
 use super::time::now_rfc3339;
 use super::{Store, StoreError, with_pool};
 
+/// A subagent's session: stored with its parent (`parent_id`), which keeps it out of
+/// `session/list`. Title and mode are set at once, so the row is whole from the start.
+#[derive(Debug)]
+pub struct NewSubagent {
+    pub id: String,
+    pub parent_id: String,
+    pub cwd: String,
+    pub additional_directories: String,
+    pub model: String,
+    pub agent: Option<String>,
+    pub title: String,
+    pub mode: String,
+    pub at: String,
+}
+
 /// One write, in the order it must happen.
 #[derive(Debug)]
 pub enum Record {
@@ -29,6 +44,8 @@ pub enum Record {
         agent: Option<String>,
         at: String,
     },
+    /// A subagent's session (boxed: the row is the largest record, and rare).
+    Subagent(Box<NewSubagent>),
     Title {
         session_id: String,
         title: String,
@@ -180,6 +197,25 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                 .bind(at)
                 .execute(&mut *tx)
                 .await?;
+                }
+                Record::Subagent(row) => {
+                    let NewSubagent { id, parent_id, cwd, additional_directories, model, agent, title, mode, at } =
+                        row.as_ref();
+                    sqlx::query(
+                        "INSERT INTO sessions (id, cwd, additional_directories, model, agent_alias, title, mode, \
+                         parent_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)",
+                    )
+                    .bind(id)
+                    .bind(cwd)
+                    .bind(additional_directories)
+                    .bind(model)
+                    .bind(agent)
+                    .bind(title)
+                    .bind(mode)
+                    .bind(parent_id)
+                    .bind(at)
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 Record::Title { session_id, title } => {
                     sqlx::query("UPDATE sessions SET title = $1 WHERE id = $2")

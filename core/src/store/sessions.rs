@@ -80,6 +80,22 @@ impl Store {
         row.map(session_record).transpose()
     }
 
+    /// The ids of a session's subagents (live, oldest first).
+    pub async fn children(&self, parent_id: &str) -> Result<Vec<String>, StoreError> {
+        const SQL: &str = "SELECT id FROM sessions WHERE parent_id = $1 AND deleted_at IS NULL ORDER BY created_at, id";
+        let rows: Vec<(String,)> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(SQL).bind(parent_id).fetch_all(pool).await?);
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
+    /// The session a subagent's session belongs to (`None` for a top-level session).
+    pub async fn parent_of(&self, id: &str) -> Result<Option<String>, StoreError> {
+        const SQL: &str = "SELECT parent_id FROM sessions WHERE id = $1";
+        let row: Option<(Option<String>,)> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?);
+        Ok(row.and_then(|(p,)| p))
+    }
+
     /// One page of sessions, most recently updated first. `after` is the (updated_at, id) of
     /// the last row of the previous page (keyset pagination: new sessions never shift pages).
     pub async fn list(

@@ -8,6 +8,7 @@
 
 pub mod ask_user;
 mod change;
+pub mod delegate;
 pub mod deliver_file;
 pub mod edit_file;
 pub mod files;

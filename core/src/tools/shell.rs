@@ -21,7 +21,7 @@ const DEFAULT_TIMEOUT: u64 = 120;
 const LAUNCHER_GRACE: Duration = Duration::from_millis(200);
 const MAX_TIMEOUT: u64 = 1800;
 /// Output kept for the model and the client (the tail, if longer).
-pub(super) const OUTPUT_CAP: usize = 64 * 1024;
+pub(crate) const OUTPUT_CAP: usize = 64 * 1024;
 /// Provider credentials never reach commands the model runs.
 const SECRET_VARS: &[&str] = &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
 

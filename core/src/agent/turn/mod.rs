@@ -12,6 +12,7 @@
 //! then answers, so no update of a cancelled turn can follow its `session/prompt` response.
 
 mod compact;
+mod delegate;
 mod model_step;
 mod tool_call;
 
@@ -45,6 +46,10 @@ pub struct TurnContext {
     pub http: reqwest::Client,
     pub config: Arc<Config>,
     pub client: ClientFeatures,
+    /// How this turn starts subagents (`None`: it offers no `delegate`, as in a subagent).
+    pub host: Option<super::subagent::Host>,
+    /// Set when this turn is a subagent's: whose, and how its updates reach the client.
+    pub delegation: Option<super::subagent::Delegation>,
 }
 
 /// The prompt as the turn receives it.
@@ -86,6 +91,8 @@ pub struct Turn {
     jail: Jail,
     /// What this turn's model requests used so far (`session/prompt`'s `usage`).
     tokens: std::sync::Mutex<Option<TurnTokens>>,
+    host: Option<super::subagent::Host>,
+    delegation: Option<super::subagent::Delegation>,
 }
 
 impl Turn {
@@ -94,7 +101,8 @@ impl Turn {
         let cancel = claim.cancel.clone();
         let deadlines =
             Deadlines { request: ctx.config.client_request_timeout, question: ctx.config.permission_timeout };
-        let editor = EditorClient::new(ctx.peer, session.id.clone(), ctx.client, deadlines, cancel.clone());
+        let asked_as = ctx.delegation.as_ref().map_or(session.id.as_str(), |d| d.editor_session(&session.id));
+        let editor = EditorClient::new(ctx.peer, asked_as.to_string(), ctx.client, deadlines, cancel.clone());
         let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
         Self {
             number: claim.number as i64,
@@ -108,6 +116,8 @@ impl Turn {
             client: ctx.client,
             jail,
             tokens: std::sync::Mutex::new(None),
+            host: ctx.host,
+            delegation: ctx.delegation,
         }
     }
 
@@ -115,9 +125,15 @@ impl Turn {
     pub async fn run(self, prompt: UserPrompt) -> Result<TurnEnd, AgentError> {
         let command = commands::parse(&prompt.text);
         let user_id = uuid::Uuid::new_v4().to_string();
-        for block in prompt.blocks {
-            let chunk = Event::UserChunk { message_id: user_id.clone(), content: block };
-            emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
+        match &self.delegation {
+            // A subagent's task comes from its parent: a message received from that session.
+            Some(d) => self.receive_task(d, &user_id, prompt.blocks).await,
+            None => {
+                for block in prompt.blocks {
+                    let chunk = Event::UserChunk { message_id: user_id.clone(), content: block };
+                    emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
+                }
+            }
         }
         self.announce_title(&prompt.text).await;
 
@@ -171,9 +187,18 @@ impl Turn {
         sum.output += output;
     }
 
-    /// Stores and sends one update of this turn. `false` once the connection is gone.
+    /// Stores and sends one update of this turn. `false` once the connection is gone. A
+    /// subagent's updates are sent only to a client that knows subagents; its tool events also
+    /// go to the parent's card.
     async fn emit(&self, event: Event) -> bool {
-        emit(&self.outbox, &self.session, Some(self.number), &event, true).await
+        let send = match &self.delegation {
+            Some(d) => {
+                d.tap(&event);
+                d.live
+            }
+            None => true,
+        };
+        emit(&self.outbox, &self.session, Some(self.number), &event, send).await
     }
 
     /// A message to the user in the agent's voice (its own message id).
@@ -202,7 +227,11 @@ impl Turn {
             state.history.push(user_message);
             (state.model.clone(), state.history.clone())
         };
-        messages.insert(0, ChatMessage::system(self.session.system_prompt()));
+        let mut system = self.session.system_prompt();
+        if self.delegation.is_some() {
+            system.push_str(delegate::SUBAGENT_NOTE);
+        }
+        messages.insert(0, ChatMessage::system(system));
         self.agent_loop(&model, messages).await
     }
 
@@ -224,8 +253,12 @@ impl Turn {
     /// The tools this turn offers: the built-ins the session's agent alias enables, and its
     /// MCP servers' tools.
     fn registry(&self) -> Registry {
-        let mcp = self.session.mcp.get().map(|m| m.tools()).unwrap_or_default();
-        Registry::new(|name| self.session.tool_enabled(name), mcp)
+        let mut extra = self.session.mcp.get().map(|m| m.tools()).unwrap_or_default();
+        let delegates = self.host.as_ref().is_some_and(|h| h.slots().limit() > 0);
+        if delegates && self.session.tool_enabled(crate::tools::delegate::NAME) {
+            extra.insert(0, Arc::new(crate::tools::delegate::Delegate));
+        }
+        Registry::new(|name| self.session.tool_enabled(name), extra)
     }
 
     /// Model → tool calls → results → model … until the model stops asking for tools.
@@ -270,21 +303,29 @@ impl Turn {
                 });
             }
             let mut cancelled = false;
-            for call in &step.tool_calls {
-                calls_made += 1;
-                let result = if cancelled {
-                    "cancelled by the user before it ran".to_string()
+            for batch in delegate::batches(&step.tool_calls) {
+                let first = calls_made + 1;
+                calls_made += batch.len() as u32;
+                let results = if cancelled {
+                    vec![None; batch.len()]
                 } else {
-                    match self.tool_call(&registry, calls_made, call).await {
+                    // Consecutive delegate calls run at once (each waits for a slot); any
+                    // other call runs alone, in order.
+                    let calls = batch.iter().zip(first..).map(|(call, n)| self.tool_call(&registry, n, call));
+                    futures_util::future::join_all(calls).await
+                };
+                for (call, result) in batch.iter().zip(results) {
+                    let result = match result {
                         Some(text) => text,
+                        None if cancelled => "cancelled by the user before it ran".to_string(),
                         None => {
                             cancelled = true;
                             "cancelled by the user".to_string()
                         }
-                    }
-                };
-                // Every tool call gets an answer, or the provider rejects the next request.
-                self.remember(&mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
+                    };
+                    // Every tool call gets an answer, or the provider rejects the next request.
+                    self.remember(&mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
+                }
             }
             if cancelled {
                 return Ok(StopReason::Cancelled);

@@ -73,7 +73,9 @@ impl Turn {
     pub(super) async fn tool_call(&self, registry: &Registry, n: u32, call: &ToolCallRequest) -> Option<String> {
         // The model's ids may repeat across requests (some servers number them per response),
         // so the client sees ids of our own, unique in the session.
-        let id = format!("t{}-{n}", self.number);
+        // A subagent's ids carry its parent card's, so they are unique on the parent's stream too.
+        let prefix = self.delegation.as_ref().map_or("", |d| d.call_prefix.as_str());
+        let id = format!("{prefix}t{}-{n}", self.number);
         let name = call.function.name.as_str();
         let parsed = serde_json::from_str::<serde_json::Value>(&call.function.arguments);
         let args = parsed.as_ref().cloned().unwrap_or(serde_json::Value::Null);
@@ -133,7 +135,11 @@ impl Turn {
         if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
             return None;
         }
-        let result = tool.run(&args, &cx).await;
+        let result = if name == crate::tools::delegate::NAME {
+            self.delegate(&args, &cx).await
+        } else {
+            tool.run(&args, &cx).await
+        };
         if self.cancel.is_cancelled() || matches!(result, Err(ToolError::Cancelled)) {
             return None;
         }
@@ -193,7 +199,8 @@ impl Turn {
             return Ok(Decision::Allow);
         }
         let preview = tool.preview(args, cx).await?;
-        let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview };
+        let subagent = self.delegation.as_ref().map(|d| d.title.as_str());
+        let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview, subagent };
         let (decision, note) = permission::decide(&self.session, question, &self.editor, &self.outbox).await;
         if let Some(note) = note {
             self.say(format!("\n\n{note}\n\n")).await;

@@ -1,0 +1,96 @@
+//! Subagents on `session/load` and `session/resume` of their parent: what a crash left
+//! running in them is closed like the parent's own turns, and a load replays each child's
+//! stream where the client first learned of the child.
+//!
+//! Replay is exact per session: the parent's stored updates in order, and right after the
+//! first `subagent_update` that names a child, that child's stored updates in order (framed
+//! with its id). A child was announced only to a client with the `subagents` capability, which
+//! then received the child's updates live, so the replay gives it the same frames. How the two
+//! streams interleaved live is not kept (each session's ledger is ordered on its own); every
+//! child frame still follows its announcement. Without the capability nothing of the child
+//! was sent but its parent's card, and nothing of it is replayed.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::super::Agent;
+use super::super::error::AgentError;
+use super::super::outbox::{emit, update_frame};
+use super::super::restore::restored_state;
+use super::super::session::Session;
+use crate::event::{Event, Subagent, SubagentState};
+use crate::store::Store;
+
+/// The child a stored `subagent_update` names.
+fn announced_child(payload: &str) -> Option<String> {
+    if !payload.contains("\"subagent_update\"") {
+        return None;
+    }
+    let update: Value = serde_json::from_str(payload).ok()?;
+    (update.get("sessionUpdate")?.as_str()? == "subagent_update")
+        .then(|| update.get("sessionId")?.as_str().map(str::to_string))
+        .flatten()
+}
+
+impl Agent {
+    /// Closes the turns a crash left running in `parent`'s subagents (open tool calls failed,
+    /// a note, the partial answer kept: as for any turn), and tells the parent's stream that
+    /// each announced one failed. Stored only: a load replays it.
+    pub(in crate::agent) async fn close_interrupted_children(
+        &self,
+        store: &Store,
+        parent: &Session,
+    ) -> Result<(), AgentError> {
+        let children = store.children(&parent.id).await?;
+        if children.is_empty() {
+            return Ok(());
+        }
+        let announced: HashSet<String> =
+            store.events(&parent.id).await?.iter().filter_map(|p| announced_child(p)).collect();
+        for id in children {
+            let Some(record) = store.session(&id).await? else { continue };
+            let state = restored_state(store, &record).await?;
+            let model = (parent.source.clone(), parent.agent.clone());
+            let status = crate::sandbox::Status::of(&self.config);
+            let child = Session::restore(id.clone(), parent.roots.clone(), model, status, state);
+            let closed = self.close_interrupted_turns(store, &child).await?;
+            if closed > 0 && announced.contains(&id) {
+                let failed =
+                    Subagent { session_id: id, title: None, description: None, state: SubagentState::Done(None) };
+                emit(&self.outbox, parent, None, &Event::Subagent(failed), false).await;
+            }
+        }
+        self.outbox.flush().await;
+        Ok(())
+    }
+
+    /// Sends the stored stream of session `id` and of the children it announced.
+    pub(in crate::agent) async fn replay(&self, store: &Store, id: &str) -> Result<(), AgentError> {
+        let mut replayed = HashSet::new();
+        for payload in store.events(id).await? {
+            self.peer.send_raw(update_frame(id, &payload)).await?;
+            if let Some(child) = announced_child(&payload)
+                && replayed.insert(child.clone())
+            {
+                for payload in store.events(&child).await? {
+                    self.peer.send_raw(update_frame(&child, &payload)).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::announced_child;
+
+    #[test]
+    fn only_subagent_updates_announce_a_child() {
+        let announce = r#"{"sessionUpdate":"subagent_update","sessionId":"c1","state":{"state":"running"}}"#;
+        assert_eq!(announced_child(announce).as_deref(), Some("c1"));
+        let text = r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\"subagent_update\""}}"#;
+        assert_eq!(announced_child(text), None);
+    }
+}
