@@ -162,6 +162,11 @@ test("with `subagents`: announced before its traffic, the exchange as session me
   const load = await t.agent.request("loadchild", "session/load", { sessionId: child, cwd: t.cwd, mcpServers: [] });
   assert.equal(load.error?.code, -32602, JSON.stringify(load));
   assert.match(load.error.message, /subagent of session/);
+  // Nor is a child forked on its own (nothing is copied: the list is unchanged).
+  const fork = await t.agent.request("forkchild", "session/fork", { sessionId: child, cwd: t.cwd, mcpServers: [] });
+  assert.equal(fork.error?.code, -32602, JSON.stringify(fork));
+  assert.match(fork.error.message, /fork its parent/);
+  assert.deepEqual((await t.agent.request("list2", "session/list", {})).result.sessions.map((s) => s.sessionId), [t.sessionId]);
   const db = join(t.env.CORVID_DATA_DIR, "sessions.db");
   assert.deepEqual(sql(db, `SELECT parent_id, mode, title FROM sessions WHERE id = '${child}'`), [[t.sessionId, "read-only", "Read the notes"]]);
   await t.done();
@@ -300,8 +305,11 @@ test("kill -9 mid-subagent, then session/load of the parent restores both, their
   await b.request("init", "initialize", { protocolVersion: 1, clientCapabilities: { subagents: {} } });
   const loaded = await b.request("load", "session/load", { sessionId: t.sessionId, cwd: t.cwd, mcpServers: [] });
   assert.ok(loaded.result, JSON.stringify(loaded));
-  const replayedParent = linesOf(b, t.sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
-  const replayedChild = linesOf(b, child);
+  // The replay is what comes before the response (today's slash commands follow it, not stored).
+  const loadedAt = b.frames.indexOf(loaded);
+  const replayOf = (id) => b.lines.slice(0, loadedAt).filter((_, i) => isUpdate(b.frames[i]) && b.frames[i].params.sessionId === id);
+  const replayedParent = replayOf(t.sessionId).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  const replayedChild = replayOf(child);
   assert.deepEqual(replayedParent.slice(0, liveParent.length), liveParent, "the parent's stream as sent, in order");
   assert.deepEqual(replayedChild.slice(0, liveChild.length), liveChild, "the child's stream as sent, in order");
   const order = b.frames.filter(isUpdate);

@@ -47,6 +47,10 @@ impl Agent {
         // What this connection queued for the source is part of what the fork copies.
         self.outbox.flush().await;
         let source = store.session(&from).await?.ok_or_else(|| AgentError::SessionNotFound(from.clone()))?;
+        if let Some(parent) = store.parent_of(&from).await? {
+            let why = format!("sessionId: {from} is a subagent of session {parent}; fork its parent instead");
+            return Err(AgentError::invalid_params(M, why));
+        }
         if let Some(running) = store.running_turns(&from).await?.into_iter().find(process::is_running) {
             return Err(AgentError::SessionBusyElsewhere { id: from, turn: running.turn, host: running.owner.host });
         }
