@@ -150,13 +150,7 @@ pub fn update_frame(session_id: &str, payload: &str) -> String {
 /// committed. `send = false` is for what the client already has (the user's own prompt)
 /// or will get by replay (recovery notes). Returns `false` when the connection is gone.
 pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: &Event, send: bool) -> bool {
-    let payload = match event::v1::payload(event) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::error!(error = %e, "could not serialize a session update");
-            return true;
-        }
-    };
+    let Some(payload) = render(event) else { return true };
     let frame = send.then(|| update_frame(&session.id, &payload));
     let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
@@ -167,13 +161,13 @@ pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: 
 /// history. Stored, it would grow the ledger by one update per load and make every later
 /// replay differ from what a client saw live. Returns `false` when the connection is gone.
 pub async fn send_unstored(outbox: &Outbox, session_id: &str, event: &Event) -> bool {
-    match event::v1::payload(event) {
-        Ok(payload) => outbox.tx.send(Entry::Send(update_frame(session_id, &payload))).await.is_ok(),
-        Err(e) => {
-            tracing::error!(error = %e, "could not serialize a session update");
-            true
-        }
-    }
+    let Some(payload) = render(event) else { return true };
+    outbox.tx.send(Entry::Send(update_frame(session_id, &payload))).await.is_ok()
+}
+
+/// The v1 payload of an event; `None` (logged) if it cannot be serialized, which drops it.
+fn render(event: &Event) -> Option<String> {
+    event::v1::payload(event).map_err(|e| tracing::error!(error = %e, "could not serialize a session update")).ok()
 }
 
 /// Appends a message to the session's stored model context.

@@ -105,10 +105,7 @@ impl Agent {
         if trimmed.is_empty() {
             return Err(AgentError::invalid_params(M, "title: must not be empty"));
         }
-        let mut title: String = trimmed.chars().take(TITLE_CHARS).collect();
-        if trimmed.chars().count() > TITLE_CHARS {
-            title.push('…');
-        }
+        let title = super::turn::clip_title(trimmed, TITLE_CHARS);
         let record = Record::Title { session_id: id.clone(), title: title.clone() };
         if let Ok(session) = self.sessions.get(&id) {
             session.state().title = Some(title.clone());

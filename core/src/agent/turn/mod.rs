@@ -68,11 +68,16 @@ const TITLE_CHARS: usize = 80;
 /// A title from the first prompt: its first non-empty line, trimmed, at most 80 characters.
 pub fn title_from(text: &str) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let mut title: String = line.chars().take(TITLE_CHARS).collect();
-    if line.chars().count() > TITLE_CHARS {
-        title.push('…');
+    Some(clip_title(line, TITLE_CHARS))
+}
+
+/// `title` cut to `max` characters, with "…" where it was cut.
+pub fn clip_title(title: &str, max: usize) -> String {
+    let mut clipped: String = title.chars().take(max).collect();
+    if title.chars().count() > max {
+        clipped.push('…');
     }
-    Some(title)
+    clipped
 }
 
 /// One prompt turn of one session.
