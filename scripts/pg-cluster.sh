@@ -10,10 +10,11 @@
 # shell.
 
 pg_cluster_start() {
-  local sudo_="" run_as=()
-  [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+  local run_as=()
   if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
-    $sudo_ apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq postgresql >/dev/null
+    # shellcheck source=scripts/apt-install.sh
+    source "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+    apt_install postgresql >/dev/null
   fi
   local bin
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)

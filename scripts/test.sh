@@ -40,10 +40,9 @@ cargo --version
 node --version
 
 step "system tools (openssl for the TLS tests of corvid serve)"
-if ! command -v openssl >/dev/null; then
-  sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
-  $sudo_ apt-get update -qq && $sudo_ apt-get install -y -qq openssl
-fi
+# shellcheck source=scripts/apt-install.sh
+source scripts/apt-install.sh
+command -v openssl >/dev/null || apt_install openssl
 openssl version
 
 step "PostgreSQL (a throwaway cluster for the fleet-store tests)"

@@ -10,8 +10,9 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v rg >/dev/null || need+=(ripgrep)
 [ -e /usr/include/krb5.h ] || [ -e /usr/include/gssapi/gssapi.h ] || need+=(libkrb5-dev)
 if [ ${#need[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq "${need[@]}" >&2
+  # shellcheck source=scripts/apt-install.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+  apt_install "${need[@]}"
 fi
 if [ ! -f "$CS/out/node/entry.js" ] || [ ! -f "$CS/.corvid-installed" ]; then
   # As root, code-server's postinstall refuses to run unless npm says unsafe-perm (CI runs as
