@@ -15,6 +15,7 @@ pub mod roots;
 pub mod rpc;
 pub mod sandbox;
 pub mod store;
+mod tls;
 pub mod tools;
 pub mod transport;
 
@@ -29,7 +30,25 @@ pub use transport::Transport;
 /// transport.
 pub async fn serve(transport: Transport, config: Config, shutdown: CancellationToken) {
     let store = open_store(&config);
-    serve_with_store(transport, config, store, ConnectionOptions::default(), shutdown).await;
+    serve_with_store(transport, config, store.clone(), ConnectionOptions::default(), shutdown).await;
+    close_store(store).await;
+}
+
+/// How long closing the store at the end may take (a checkpoint of the write-ahead log).
+const STORE_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Closes a store the connection opened itself, within [`STORE_CLOSE_GRACE`]: a clean close
+/// makes the next start's open cheap (see [`store::Store::close`]); past the grace the
+/// process exits anyway and nothing committed is lost.
+pub async fn close_store(store: store::PendingStore) {
+    let close = async {
+        if let Ok(store) = store.await {
+            store.close().await;
+        }
+    };
+    if tokio::time::timeout(STORE_CLOSE_GRACE, close).await.is_err() {
+        tracing::warn!("the session store did not close in time");
+    }
 }
 
 /// [`serve`] with a store opened by the caller (shared by several connections) and this
@@ -68,19 +87,26 @@ pub fn open_store(config: &Config) -> store::PendingStore {
     pending
 }
 
-/// The HTTP client for model providers: rustls (ring) with the platform's trust store.
+/// The HTTP client for model providers: rustls (ring) with the platform's trust store, read at
+/// the first HTTPS handshake ([`tls`]).
 pub(crate) fn http_client() -> reqwest::Client {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         // Fails only if another provider was installed first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    reqwest::Client::builder()
+    let builder = reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
-        .user_agent(concat!("corvid/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|e| {
-            tracing::error!(error = %e, "could not build the HTTP client; using defaults");
-            reqwest::Client::new()
-        })
+        .user_agent(concat!("corvid/", env!("CARGO_PKG_VERSION")));
+    let builder = match tls::client_config() {
+        Ok(config) => builder.tls_backend_preconfigured(config),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot configure TLS; using reqwest's defaults");
+            builder
+        }
+    };
+    builder.build().unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not build the HTTP client; using defaults");
+        reqwest::Client::new()
+    })
 }

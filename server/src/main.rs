@@ -184,10 +184,14 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
         .context("starting the async runtime")?;
 
     let writer = runtime.block_on(async {
+        // First: `initialize` waits for the store, so its open overlaps with the rest of start-up.
+        let store = corvid_core::open_store(&config);
         let (transport, writer) = stdio(config.max_message_bytes).context("opening stdio")?;
         let shutdown = CancellationToken::new();
         spawn_signal_watch(shutdown.clone());
-        corvid_core::serve(transport, config, shutdown).await;
+        let options = corvid_core::ConnectionOptions::default();
+        corvid_core::serve_with_store(transport, config, store.clone(), options, shutdown).await;
+        corvid_core::close_store(store).await;
         anyhow::Ok(writer)
     })?;
     // Stragglers (a provider request mid-flight) must not hold up exit.

@@ -104,6 +104,17 @@ impl Store {
         &self.location
     }
 
+    /// Closes the store's connections once they are idle. For SQLite this is what checkpoints
+    /// the write-ahead log into the file and removes it; a process that exits without it
+    /// leaves the log behind, and the next start reads it all back before the store opens
+    /// (which `initialize` waits for).
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool.close().await,
+            Pool::Postgres(pool) => pool.close().await,
+        }
+    }
+
     pub(crate) fn pool(&self) -> &Pool {
         &self.pool
     }

@@ -176,6 +176,7 @@ async fn serve(args: ServeArgs, config: Config, token: Option<String>) -> anyhow
     if tokio::time::timeout(SHUTDOWN_GRACE, shared.connections.wait()).await.is_err() {
         tracing::warn!("some connections did not close within the shutdown grace period");
     }
+    corvid_core::close_store(shared.store.clone()).await;
     tracing::info!("server stopped");
     Ok(())
 }
