@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
 
@@ -18,8 +19,10 @@ impl Agent {
         if let Ok(mut features) = self.client.lock() {
             *features = client;
         }
-        // Corvid speaks v1 only; any other requested version is answered with 1 (the client
-        // decides whether it can live with that).
+        // The highest version Corvid speaks at or below the request (`version::select`); the
+        // client decides whether it can live with the answer.
+        let version =
+            ProtocolVersion::from(super::version::select(req.protocol_version.as_u16(), super::version::HIGHEST));
         // Title and status work on live sessions without a store; the rest need one.
         let mut sessions = acp::SessionCapabilities::new()
             .close(acp::SessionCloseCapabilities::new())
@@ -71,7 +74,7 @@ impl Agent {
         // `_session/steering`, under the key claude-agent-acp and codex-acp use.
         meta.insert("steering".into(), serde_json::json!({ "supported": true }));
         to_value(
-            &acp::InitializeResponse::new(agent_client_protocol_schema::ProtocolVersion::V1)
+            &acp::InitializeResponse::new(version)
                 .agent_capabilities(capabilities)
                 .auth_methods(auth_methods)
                 .agent_info(info)

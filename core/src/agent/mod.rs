@@ -23,6 +23,7 @@ mod steering;
 mod subagent;
 mod system_prompt;
 mod turn;
+mod version;
 
 use std::sync::{Arc, Mutex};
 
