@@ -1,7 +1,7 @@
 // Sessions survive the process: the SQLite store, exact replay, resume, list, delete, crashes.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -115,6 +115,26 @@ test("golden: session/load in a new process replays exactly what the live turns 
   assert.deepEqual(replayed3.slice(0, liveLines.length), liveLines);
   assert.deepEqual(replayed3, [...replayed.filter(notUser), ...turnThree]);
   await finish(third);
+});
+
+test("end of input closes the store: the write-ahead log is checkpointed and removed", async () => {
+  // A log left behind would be read back in full by the next start before `initialize` answers.
+  const env = agentEnv({ fake });
+  fake.script("CLEAN-EXIT", { chunks: [{ content: "stored" }] });
+  const { agent } = await start(env);
+  const sessionId = (await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  await agent.request(2, "session/prompt", { sessionId, prompt: text("CLEAN-EXIT") });
+  const wal = join(env.CORVID_DATA_DIR, "sessions.db-wal");
+  assert.ok(existsSync(wal), "a running agent writes through the log");
+  await finish(agent);
+  assert.equal(agent.child.exitCode, 0);
+  assert.equal(existsSync(wal), false, "no log is left behind");
+
+  const { agent: again } = await start(env);
+  const loaded = await again.request(1, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+  assert.ok(loaded.result, "what the log held is in the database");
+  assert.ok(again.updates(sessionId).some((u) => u.content?.text === "stored"));
+  await finish(again);
 });
 
 test("session/resume restores context without replaying anything", async () => {
