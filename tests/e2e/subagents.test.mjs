@@ -172,6 +172,34 @@ test("with `subagents`: announced before its traffic, the exchange as session me
   await t.done();
 });
 
+test("a fork replays its parent's subagents; deleting the parent deletes them, and the fork still replays them", async () => {
+  const t = await start();
+  const p = `PARENT-FORK-${++n}`;
+  const c = `CHILD-FORK-${++n}`;
+  scriptParent(p, [{ marker: c, description: "Read the notes" }]);
+  scriptReader(c, "The notes say hello.");
+  assert.equal((await t.response(t.prompt(p))).result.stopReason, "end_turn");
+  const child = t.agent.updates(t.sessionId).find((u) => u.sessionUpdate === "subagent_update").sessionId;
+  const liveChild = t.agent.updates(child);
+  const fork = (await t.agent.request("fork", "session/fork", { sessionId: t.sessionId, cwd: t.cwd, mcpServers: [] })).result.sessionId;
+  assert.equal((await t.agent.request("st1", "session/status", { sessionId: child })).result?.status, "saved", "a finished child is in the store");
+  assert.deepEqual((await t.agent.request("del", "session/delete", { sessionId: t.sessionId })).result, {});
+  const gone = await t.agent.request("st2", "session/status", { sessionId: child });
+  assert.equal(gone.error?.code, -32002, `the child went with its parent: ${JSON.stringify(gone)}`);
+  await t.done();
+
+  const b = spawnAgent({ env: t.env, unstable: true });
+  await b.request("init", "initialize", { protocolVersion: 1, clientCapabilities: { subagents: {} } });
+  const loaded = await b.request("load", "session/load", { sessionId: fork, cwd: t.cwd, mcpServers: [] });
+  assert.ok(loaded.result, JSON.stringify(loaded));
+  const loadedAt = b.frames.indexOf(loaded);
+  const replayed = b.frames.slice(0, loadedAt).filter((f) => isUpdate(f) && f.params.sessionId === child).map((f) => f.params.update);
+  assert.deepEqual(replayed, liveChild, "the fork's replay holds the child's stream as it was sent");
+  assert.equal((await b.request("gone", "session/load", { sessionId: t.sessionId, cwd: t.cwd, mcpServers: [] })).error?.code, -32002);
+  await b.stop();
+  assert.deepEqual(b.violations, []);
+});
+
 test("without `subagents`: nothing of the child on the wire, the parent's card shows its steps and answer", async () => {
   const t = await start({ subagents: false });
   const p = `PARENT-PLAIN-${++n}`;

@@ -89,6 +89,7 @@ pub enum Record {
         stop_reason: Option<String>,
         at: String,
     },
+    /// `session/delete`: the session and its subagents leave every listing and lookup.
     Delete {
         session_id: String,
         at: String,
@@ -291,11 +292,15 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                 .await?;
                 }
                 Record::Delete { session_id, at } => {
-                    sqlx::query("UPDATE sessions SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL")
-                        .bind(at)
-                        .bind(session_id)
-                        .execute(&mut *tx)
-                        .await?;
+                    // Its subagents go with it (children do not nest: one level). A fork's
+                    // replay still reads their events, which a delete keeps.
+                    sqlx::query(
+                        "UPDATE sessions SET deleted_at = $1 WHERE (id = $2 OR parent_id = $2) AND deleted_at IS NULL",
+                    )
+                    .bind(at)
+                    .bind(session_id)
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 Record::SystemPrompt { session_id, text } => {
                     sqlx::query(dialect.set_system_prompt).bind(text).bind(session_id).execute(&mut *tx).await?;
