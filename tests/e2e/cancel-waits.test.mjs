@@ -197,20 +197,20 @@ test("cancel wins over an unanswered elicitation/create (ask_user)", async (ctx)
   }
 });
 
-// The walk: WALK_DIRS × WALK_FILES small files (hard links to one, so the tree is cheap to
-// make and remove) at the bottom of a chain of WALK_DEPTH directories, and a pattern that
-// matches nothing. Every file is opened through the jail one path component at a time, so
-// the depth makes the walk long: uncancelled, this search of 30,000 files at depth 60 took
-// 7.5 s on a busy 2-core machine (load 3.7), against 0.3 s to make the tree and 0.8 s to
-// remove it. The cancel comes HOLD_MS after the tool call goes in_progress.
+// The walk: WALK_DIRS × WALK_FILES files (hard links to one of 4 MB, so the tree is cheap to
+// make and remove and its text stays in the page cache) at the bottom of a chain of
+// WALK_DEPTH directories, and a pattern that matches nothing. Uncancelled, this search reads
+// 72 GB: 4.8 s on an idle 2-core machine (small files had become too quick to cancel once
+// the search opened each in one call and searched several at once). The cancel comes HOLD_MS
+// after the tool call goes in_progress.
 const WALK_DEPTH = 60;
-const WALK_DIRS = 150;
+const WALK_DIRS = 90;
 const WALK_FILES = 200;
 
 function bigTree() {
   const { base, root } = workspace();
   const proto = join(base, "proto.txt");
-  writeFileSync(proto, "let value = compute(alpha, beta, gamma); // nothing to see here\n".repeat(8));
+  writeFileSync(proto, "let value = compute(alpha, beta, gamma); // nothing to see here\n".repeat(65536));
   const deep = join(root, "tree", ...Array.from({ length: WALK_DEPTH }, (_, i) => `level${i}`));
   for (let d = 0; d < WALK_DIRS; d++) {
     const dir = join(deep, `d${d}`);

@@ -123,3 +123,23 @@ fn opening_after_the_check_never_follows_a_swapped_link() {
     assert!(same_dir(&d, &std::fs::metadata(&root).expect("meta")));
     assert!(!same_dir(&d, &std::fs::metadata(&outside).expect("meta")));
 }
+
+#[test]
+fn a_walked_file_opens_in_one_step_and_never_through_a_link() {
+    use std::io::Read;
+    let (root, outside, jail) = tree();
+    let (_, dir) = jail.open_dir(".").expect("root");
+    let mut text = String::new();
+    jail.open_found(&dir, &root, Path::new("src/a.txt")).expect("plain file").read_to_string(&mut text).expect("read");
+    assert_eq!(text, "a");
+    // A link where the walk saw a file, or a folder swapped for a link: refused, not followed.
+    symlink(outside.join("secret.txt"), root.join("src/link.txt")).expect("symlink");
+    assert!(jail.open_found(&dir, &root, Path::new("src/link.txt")).is_err());
+    symlink(&outside, root.join("out")).expect("symlink");
+    assert!(jail.open_found(&dir, &root, Path::new("out/secret.txt")).is_err());
+    assert!(jail.open_found(&dir, &root, Path::new("../outside/secret.txt")).is_err());
+    // Forbidden paths inside the roots stay closed.
+    std::fs::create_dir_all(root.join("forbidden")).expect("mkdir");
+    std::fs::write(root.join("forbidden/key"), "k").expect("write");
+    assert!(matches!(jail.open_found(&dir, &root, Path::new("forbidden/key")), Err(JailError::Forbidden(..))));
+}
