@@ -1,13 +1,63 @@
 //! Reading a session back: the event ledger (replayed by `session/load`), the model context,
 //! the last usage report, and the next free sequence numbers.
 
+use tokio::sync::mpsc;
+
 use super::{Store, StoreError, with_pool};
+
+/// Payloads read per page of a replay.
+const LEDGER_PAGE: i64 = 2_000;
+
+/// A session's ledger read a page at a time in order, the next page fetched while the caller
+/// sends the current one: a replay of 100,000 updates holds a few pages, not the whole ledger,
+/// and the database's reads overlap the client's writes. Dropped early, it stops reading.
+pub struct Ledger {
+    pages: mpsc::Receiver<Result<Vec<String>, StoreError>>,
+}
+
+impl Ledger {
+    /// The next page; `None` after the last.
+    pub async fn next(&mut self) -> Result<Option<Vec<String>>, StoreError> {
+        match self.pages.recv().await {
+            None => Ok(None),
+            Some(Ok(page)) if page.is_empty() => Ok(None),
+            Some(page) => page.map(Some),
+        }
+    }
+}
 
 impl Store {
     /// The ledger's payloads, in order.
     pub async fn events(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
         let sql = "SELECT payload FROM events WHERE session_id = $1 ORDER BY seq";
         Ok(with_pool!(&self.pool, |pool| sqlx::query_scalar(sql).bind(session_id).fetch_all(pool).await?))
+    }
+
+    /// Reads `session_id`'s ledger in pages (see [`Ledger`]).
+    pub fn ledger(&self, session_id: &str) -> Ledger {
+        let (tx, pages) = mpsc::channel(1);
+        let (store, id) = (self.clone(), session_id.to_string());
+        tokio::spawn(async move {
+            let sql = "SELECT seq, payload FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
+            let mut after = i64::MIN;
+            loop {
+                let rows: Result<Vec<(i64, String)>, sqlx::Error> = with_pool!(&store.pool, |pool| sqlx::query_as(sql)
+                    .bind(&id)
+                    .bind(after)
+                    .bind(LEDGER_PAGE)
+                    .fetch_all(pool)
+                    .await);
+                let last = rows.as_ref().map_or(None, |r| r.last().map(|(seq, _)| *seq));
+                let page = rows.map(|r| r.into_iter().map(|(_, payload)| payload).collect()).map_err(StoreError::from);
+                if tx.send(page).await.is_err() {
+                    return;
+                }
+                // The end (an empty page was sent) or an error ends the read.
+                let Some(seq) = last else { return };
+                after = seq;
+            }
+        });
+        Ledger { pages }
     }
 
     /// The session's latest `usage_update` payload: where its spending stood.

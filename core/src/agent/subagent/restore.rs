@@ -4,7 +4,7 @@
 //!
 //! Replay is exact per session: the parent's stored updates in order, and right after the
 //! first `subagent_update` that names a child, that child's stored updates in order (framed
-//! with its id). A child was announced only to a client with the `subagents` capability, which
+//! with its id), each ledger read a page at a time so a long one is never in memory at once. A child was announced only to a client with the `subagents` capability, which
 //! then received the child's updates live, so the replay gives it the same frames. How the two
 //! streams interleaved live is not kept (each session's ledger is ordered on its own); every
 //! child frame still follows its announcement. Without the capability nothing of the child
@@ -46,8 +46,11 @@ impl Agent {
         if children.is_empty() {
             return Ok(());
         }
-        let announced: HashSet<String> =
-            store.events(&parent.id).await?.iter().filter_map(|p| announced_child(p)).collect();
+        let mut announced = HashSet::new();
+        let mut ledger = store.ledger(&parent.id);
+        while let Some(page) = ledger.next().await? {
+            announced.extend(page.iter().filter_map(|p| announced_child(p)));
+        }
         for id in children {
             let Some(record) = store.session(&id).await? else { continue };
             let state = restored_state(store, &record).await?;
@@ -68,14 +71,26 @@ impl Agent {
     /// Sends the stored stream of session `id` and of the children it announced.
     pub(in crate::agent) async fn replay(&self, store: &Store, id: &str) -> Result<(), AgentError> {
         let mut replayed = HashSet::new();
-        for payload in store.events(id).await? {
-            self.peer.send_raw(update_frame(id, &payload)).await?;
-            if let Some(child) = announced_child(&payload)
-                && replayed.insert(child.clone())
-            {
-                for payload in store.events(&child).await? {
-                    self.peer.send_raw(update_frame(&child, &payload)).await?;
+        let mut ledger = store.ledger(id);
+        while let Some(page) = ledger.next().await? {
+            for payload in page {
+                self.peer.send_raw(update_frame(id, &payload)).await?;
+                if let Some(child) = announced_child(&payload)
+                    && replayed.insert(child.clone())
+                {
+                    self.replay_child(store, &child).await?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the stored stream of subagent `child` (children do not nest).
+    async fn replay_child(&self, store: &Store, child: &str) -> Result<(), AgentError> {
+        let mut ledger = store.ledger(child);
+        while let Some(page) = ledger.next().await? {
+            for payload in page {
+                self.peer.send_raw(update_frame(child, &payload)).await?;
             }
         }
         Ok(())
