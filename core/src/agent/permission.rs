@@ -42,6 +42,23 @@ pub struct Question<'a> {
     pub subagent: Option<&'a str>,
 }
 
+/// The decision the session's mode or one of its "always" rules makes without asking anyone,
+/// if any: then no preview needs working out.
+pub fn settled(session: &Session, tool: &str, needs: &Needs) -> Option<Decision> {
+    if *needs == Needs::Nothing {
+        return Some(Decision::Allow);
+    }
+    let mode = session.state().mode;
+    match mode.decides(needs) {
+        Some(false) => return Some(Decision::Reject(format!("the session is in {} mode", mode.id()))),
+        Some(true) => return Some(Decision::Allow),
+        None => {}
+    }
+    let state = session.state();
+    let rule = state.rules.iter().find(|r| r.matches(tool, needs))?;
+    Some(if rule.allow { Decision::Allow } else { Decision::Reject("the user always rejects this".into()) })
+}
+
 /// Returns the decision and, when the client could not answer at all, a note for the user.
 /// "Always" answers are remembered through `outbox`.
 pub async fn decide(
@@ -50,21 +67,8 @@ pub async fn decide(
     editor: &EditorClient,
     outbox: &Outbox,
 ) -> (Decision, Option<&'static str>) {
-    if q.announce.needs == Needs::Nothing {
-        return (Decision::Allow, None);
-    }
-    let mode = session.state().mode;
-    match mode.decides(&q.announce.needs) {
-        Some(false) => return (Decision::Reject(format!("the session is in {} mode", mode.id())), None),
-        Some(true) => return (Decision::Allow, None),
-        None => {}
-    }
-    if let Some(rule) = session.state().rules.iter().find(|r| r.matches(q.tool, &q.announce.needs)) {
-        return if rule.allow {
-            (Decision::Allow, None)
-        } else {
-            (Decision::Reject("the user always rejects this".into()), None)
-        };
+    if let Some(decision) = settled(session, q.tool, &q.announce.needs) {
+        return (decision, None);
     }
     let call = ToolPatch {
         title: Some(match q.subagent {

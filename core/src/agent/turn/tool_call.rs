@@ -183,8 +183,9 @@ impl Turn {
         self.emit(Event::Notice { title: title.to_string(), description }).await;
     }
 
-    /// Whether the call may run. Tools that change something preview it first (an edit that
-    /// cannot apply fails here, without bothering the user) and the question shows the preview.
+    /// Whether the call may run. When the user is to be asked, tools that change something
+    /// preview it first (an edit that cannot apply fails here, without bothering the user) and
+    /// the question shows the preview.
     async fn authorize(
         &self,
         tool: &dyn Tool,
@@ -195,8 +196,9 @@ impl Turn {
         // The card is on screen before the question, and before any request the tool makes of
         // the editor (a read through `fs/read_text_file` must not overtake its own card).
         self.outbox.flush().await;
-        if announce.needs == Needs::Nothing {
-            return Ok(Decision::Allow);
+        // Settled by the mode or a rule: the tool's run will find what its preview would.
+        if let Some(decision) = permission::settled(&self.session, tool.name(), &announce.needs) {
+            return Ok(decision);
         }
         let preview = tool.preview(args, cx).await?;
         let subagent = self.delegation.as_ref().map(|d| d.title.as_str());
