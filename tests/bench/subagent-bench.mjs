@@ -11,7 +11,8 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agentEnv, corvidBin } from "../support/agent.mjs";
+import { agentEnv } from "../support/agent.mjs";
+import { median, startCardClient } from "./card-client.mjs";
 import { printTable } from "./report.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -23,70 +24,15 @@ const env = { ...agentEnv({ fake: { url: urlLine.toString().trim() } }), CORVID_
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "corvid-subbench-")));
 writeFileSync(join(cwd, "notes.txt"), "the notes say hello\n");
 
-/** A line client that timestamps the parent card's first and last frames. */
-function startAgent() {
-  const child = spawn(corvidBin(), ["acp"], { env, stdio: ["pipe", "pipe", "inherit"] });
-  const waiting = new Map();
-  let card = null;
-  let buf = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (chunk) => {
-    const at = performance.now();
-    buf += chunk;
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const msg = JSON.parse(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-      const u = msg.method === "session/update" ? msg.params.update : null;
-      if (u && card && msg.params.sessionId === card.session) {
-        if (u.sessionUpdate === "tool_call" && card.start === undefined) {
-          card.id = u.toolCallId;
-          card.start = at;
-        } else if (u.sessionUpdate === "tool_call_update" && u.toolCallId === card.id && ["completed", "failed"].includes(u.status)) {
-          card.end = at;
-          card.status = u.status;
-        }
-      }
-      if ("id" in msg && !msg.method) {
-        waiting.get(msg.id)?.(msg);
-        waiting.delete(msg.id);
-      }
-    }
-  });
-  let next = 1;
-  const request = (method, params) => {
-    const id = next++;
-    const p = new Promise((r) => waiting.set(id, r));
-    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
-    return p;
-  };
-  return {
-    request,
-    /** One turn; the milliseconds from the tool call to its result. */
-    async timeCall(sessionId, marker) {
-      card = { session: sessionId };
-      const r = await request("session/prompt", { sessionId, prompt: [{ type: "text", text: marker }] });
-      if (r.error || card.status !== "completed") throw new Error(`${marker}: ${JSON.stringify(r)} card ${card.status}`);
-      return card.end - card.start;
-    },
-    async close() {
-      child.stdin.end();
-      await once(child, "exit");
-    },
-  };
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 async function measure(marker, subagents) {
-  const agent = startAgent();
+  const agent = startCardClient(env);
   await agent.request("initialize", { protocolVersion: 1, clientCapabilities: subagents ? { subagents: {} } : {} });
   const times = [];
   for (let i = 0; i < RUNS + 2; i++) {
     // A fresh session each time: the parent's context stays one turn long.
     const { result } = await agent.request("session/new", { cwd, mcpServers: [] });
-    const t = await agent.timeCall(result.sessionId, marker);
-    if (i >= 2) times.push(t); // the first turns warm up the connection pool and the store
+    const { ms } = await agent.timeCall(result.sessionId, marker);
+    if (i >= 2) times.push(ms); // the first turns warm up the connection pool and the store
   }
   await agent.close();
   return median(times);
