@@ -83,11 +83,6 @@ fn shown_line(line: &str) -> String {
 /// wake-ups than searching the file did.
 const BATCH: usize = 64;
 
-/// Files searched at once: the walk stays on its own thread, in order.
-fn workers() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
-}
-
 /// One file's matches, shown as `path:line: text`, at most [`SEARCH_MAX`].
 fn search_file(searcher: &mut Searcher, matcher: &RegexMatcher, file: &std::fs::File, rel: &Path) -> Vec<String> {
     let mut hits = Vec::new();
@@ -119,7 +114,8 @@ pub fn search(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<O
     let file_rx = Mutex::new(file_rx);
     let (hit_tx, hit_rx) = mpsc::channel::<Vec<(usize, Vec<String>)>>();
     let (hits, truncated, walked) = std::thread::scope(|scope| {
-        for _ in 0..workers() {
+        // Files searched at once; the walk stays on its own thread, in order.
+        for _ in 0..walk::threads() {
             let (hit_tx, file_rx, matcher, dir, root) = (hit_tx.clone(), &file_rx, &matcher, &dir, &root);
             let stopped = &stopped;
             scope.spawn(move || {

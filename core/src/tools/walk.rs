@@ -36,7 +36,13 @@ pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) ->
     }
 }
 
-/// A sorted walk of `root`, hidden files included, .gitignore honoured even outside a repo.
+/// Threads a walk or a search uses: the cores, at least 2 and at most 8.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
+}
+
+/// A sorted walk of `root` (the order holds for the serial walk only), hidden files included,
+/// .gitignore honoured even outside a repo.
 pub fn walker(root: &std::path::Path) -> ignore::WalkBuilder {
     let mut walk = ignore::WalkBuilder::new(root);
     walk.hidden(false).require_git(false).sort_by_file_name(|a, b| a.cmp(b));
