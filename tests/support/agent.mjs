@@ -11,6 +11,17 @@ import { unstableValidator, validateAgentFrame } from "./schema.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
+// Agents still running when a test file's tests are done: a test that failed before its
+// `stop()` leaves one, whose open pipes would keep the file's process (and the whole run)
+// waiting forever. Under the test runner they are killed once the file is done.
+const running = new Set();
+if (process.env.NODE_TEST_CONTEXT) {
+  const { after } = await import("node:test");
+  after(() => {
+    for (const child of running) child.kill("SIGKILL");
+  });
+}
+
 export function corvidBin() {
   if (process.env.CORVID_BIN) return process.env.CORVID_BIN;
   for (const p of ["target/release/corvid", "target/debug/corvid"]) if (existsSync(join(repo, p))) return join(repo, p);
@@ -51,6 +62,8 @@ export function agentEnv({ fake = null, model = "fake-model", extra = {}, config
 export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin(), unstable = false } = {}) {
   const validate = unstable ? unstableValidator().validateAgentFrame : validateAgentFrame;
   const child = spawn(bin, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
   const frames = [];
   const lines = []; // raw stdout lines, parallel to `frames`
   const violations = [];
