@@ -4,8 +4,9 @@
 //!
 //! Replay is exact per session: the parent's stored updates in order, and right after the
 //! first `subagent_update` that names a child, that child's stored updates in order (framed
-//! with its id), each ledger read a page at a time so a long one is never in memory at once. A child was announced only to a client with the `subagents` capability, which
-//! then received the child's updates live, so the replay gives it the same frames. How the two
+//! with its id), each ledger read a page at a time so a long one is never in memory at once.
+//! A child was announced only to a client with the `subagents` capability, which then
+//! received the child's updates live, so the replay gives it the same frames. How the two
 //! streams interleaved live is not kept (each session's ledger is ordered on its own); every
 //! child frame still follows its announcement. Without the capability nothing of the child
 //! was sent but its parent's card, and nothing of it is replayed.
