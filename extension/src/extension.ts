@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
-import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, withTerminalOutput, type ViewState } from "./viewModel";
+import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
@@ -388,7 +388,7 @@ class Chat implements vscode.WebviewViewProvider {
     const range = selectionOnly ? sel : undefined;
     const text = doc.getText(range);
     const rel = vscode.workspace.asRelativePath(doc.uri);
-    const where = range ? `${rel}, lines ${range.start.line + 1}-${range.end.line + 1}` : rel;
+    const where = range ? `${rel}, lines ${selectionLines(range.start, range.end)}` : rel;
     await vscode.commands.executeCommand("corvid.chat.focus");
     await this.prompt(`${question}\n\n(About ${where}.)`, { uri: doc.uri.toString(), text, mimeType: mimeOf(doc.languageId) });
   }

@@ -1,6 +1,7 @@
 // `terminal/*` for the agent: commands run with child_process, output captured (bounded).
 // Pure Node (no `vscode`), so it is unit-tested directly.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 
 export interface TerminalExit {
   exitCode: number | null;
@@ -29,11 +30,14 @@ export interface CreateTerminalParams {
 export class TerminalManager {
   private terms = new Map<string, Term>();
   private next = 1;
+  /** Part of every id: a chat reloaded in a later extension host names terminals of this one,
+   * and a counter alone would start again at 1 and show a newer command's output there. */
+  private readonly instance = randomBytes(4).toString("hex");
   /** Called whenever a terminal's output or exit status changes. */
   onChange: (id: string) => void = () => {};
 
   create(p: CreateTerminalParams, defaultCwd?: string): string {
-    const id = `term-${this.next++}`;
+    const id = `term-${this.instance}-${this.next++}`;
     const env = { ...process.env };
     for (const { name, value } of p.env ?? []) env[name] = value;
     // With no args the command is a shell line (what agents send); with args, exec directly.

@@ -12,7 +12,9 @@ export interface DiffContent {
 export type ToolContent =
   | { type: "text"; text: string }
   | DiffContent
-  | { type: "terminal"; terminalId: string; output?: string; exited?: boolean };
+  // `stored`: the output the agent put in the call's `rawOutput` (Corvid does), for a replayed
+  // card whose terminal belonged to an earlier extension host.
+  | { type: "terminal"; terminalId: string; output?: string; exited?: boolean; stored?: string };
 
 export interface PermissionOption {
   optionId: string;
@@ -145,6 +147,8 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
       if (u.status != null) item.status = u.status;
       if (u.content != null) item.content = toolContent(u.content);
       if (u.locations != null) item.locations = u.locations.map((l: any) => l.path);
+      if (typeof u.rawOutput?.output === "string")
+        for (const c of item.content) if (c.type === "terminal") c.stored = u.rawOutput.output;
       break;
     }
     case "plan":
@@ -215,8 +219,18 @@ export function withTerminalOutput(state: ViewState, peek: (id: string) => { out
       if (t) {
         c.output = t.output;
         c.exited = t.exit != null;
+      } else if (c.output === undefined && c.stored !== undefined) {
+        c.output = c.stored;
+        c.exited = true;
       }
     }
   }
   return state;
+}
+
+/** The lines a selection covers, 1-based, as "first-last": one that ends at the start of a
+ * line (a whole-line selection made with the keyboard) does not cover that line. */
+export function selectionLines(start: { line: number; character: number }, end: { line: number; character: number }): string {
+  const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+  return `${start.line + 1}-${last + 1}`;
 }

@@ -55,7 +55,9 @@ function renderItem(item: Item, index: number): string {
         .map((c) => {
           if (c.type === "text") return c.text ? `<pre class="out">${esc(c.text)}</pre>` : "";
           if (c.type === "terminal")
-            return `<pre class="out terminal">${esc(c.output ?? "")}${c.exited === false ? "<span class=\"cursor\">▍</span>" : ""}</pre>`;
+            return c.output === undefined
+              ? `<pre class="out terminal note">No output was kept for this command (it ran in an earlier window).</pre>`
+              : `<pre class="out terminal">${esc(c.output)}${c.exited === false ? "<span class=\"cursor\">▍</span>" : ""}</pre>`;
           const i = diffIndex++;
           const oldLines = c.oldText == null ? 0 : c.oldText.split("\n").length;
           const newLines = c.newText.split("\n").length;

@@ -56,6 +56,17 @@ test("a shell command's output and exit code are captured", async () => {
   assert.deepEqual(o.exitStatus, { exitCode: 3, signal: null });
 });
 
+test("terminal ids differ between extension hosts, so a reloaded chat never shows another command's output", async () => {
+  // Two managers stand for two extension hosts (a reload starts a new one).
+  const [a, b] = [new TerminalManager(), new TerminalManager()];
+  const first = a.create({ command: "echo one" });
+  const second = b.create({ command: "echo two" });
+  assert.notEqual(first, second);
+  assert.match(first, /^term-[0-9a-f]{8}-1$/);
+  await Promise.all([a.waitForExit(first), b.waitForExit(second)]);
+  assert.throws(() => b.output(first));
+});
+
 test("args, env and cwd are honoured; output is bounded", async () => {
   const tm = new TerminalManager();
   const id = tm.create({ command: "/bin/sh", args: ["-c", 'printf "%s %s" "$FOO" "$(pwd)"; head -c 5000 /dev/zero | tr "\\0" x'], env: [{ name: "FOO", value: "bar" }], cwd: "/tmp", outputByteLimit: 100 });

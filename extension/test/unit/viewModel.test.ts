@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, withTerminalOutput } from "../../src/viewModel";
+import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -73,4 +73,21 @@ test("plan, usage, commands, config options and mode updates", () => {
   assert.equal(s.config.length, 2, "boolean options are not pickers");
   assert.equal(s.config[0].currentValue, "auto");
   assert.deepEqual(s.config[1].options, [{ value: "m1", name: "M1" }]);
+});
+
+test("a selection's lines: one ending at column 0 does not cover that line", () => {
+  assert.equal(selectionLines({ line: 18, character: 0 }, { line: 24, character: 0 }), "19-24");
+  assert.equal(selectionLines({ line: 18, character: 4 }, { line: 24, character: 3 }), "19-25");
+  assert.equal(selectionLines({ line: 18, character: 0 }, { line: 18, character: 0 }), "19-19");
+});
+
+test("a replayed command card shows the output stored with the call when its terminal is gone", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t", title: "run", content: [{ type: "terminal", terminalId: "term-old-1" }] });
+  applyUpdate(s, { sessionUpdate: "tool_call_update", toolCallId: "t", status: "completed", rawOutput: { exitCode: 0, output: "stored\n" } });
+  withTerminalOutput(s, () => undefined);
+  assert.deepEqual((s.items[0] as any).content[0], { type: "terminal", terminalId: "term-old-1", output: "stored\n", exited: true, stored: "stored\n" });
+  // A live terminal wins over what was stored.
+  withTerminalOutput(s, () => ({ output: "live\n", exit: { exitCode: 0 } }));
+  assert.equal((s.items[0] as any).content[0].output, "live\n");
 });
