@@ -11,6 +11,13 @@ const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
 
 let log: vscode.LogOutputChannel;
+/** An error as one line for people: its message (a JSON-RPC error's too), else it as JSON. */
+function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  if (typeof e === "object" && e !== null && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
+  return typeof e === "object" ? JSON.stringify(e) : String(e);
+}
+
 /** Errors already shown to the user (by `Chat.fail`), so callers up the stack do not repeat them. */
 const reported = new WeakSet<object>();
 
@@ -243,8 +250,11 @@ class Chat implements vscode.WebviewViewProvider {
       const client = new AcpClient(this.transport.stream, this.host());
       const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
-      this.client = client;
+      // Kept only once its session is open: a client whose session/new failed (no provider
+      // configured, say) would answer the next prompt with "ACP connection closed" and flip
+      // the status back to ready.
       await this.openSession(client);
+      this.client = client;
       this.setAgentState("ready");
       return client;
     } catch (e) {
@@ -252,6 +262,9 @@ class Chat implements vscode.WebviewViewProvider {
       this.transport = null;
       void t?.close().catch(() => {});
       this.setAgentState("error");
+      // In the chat too, so the view says why it cannot answer (the next prompt tries again).
+      this.state.items.push({ kind: "notice", text: `Corvid could not start: ${errorText(e)}`, severity: "error" });
+      this.post(true);
       this.fail("starting the agent", e);
       throw e;
     }
@@ -294,7 +307,7 @@ class Chat implements vscode.WebviewViewProvider {
       if (reported.has(e)) return;
       reported.add(e);
     }
-    const msg = e instanceof Error ? e.message : typeof e === "object" ? JSON.stringify(e) : String(e);
+    const msg = errorText(e);
     log.error(`${what}: ${msg}`);
     void vscode.window.showErrorMessage(`Corvid: ${what} failed: ${msg}`, "Show Logs").then((b) => b && log.show());
   }
@@ -337,8 +350,8 @@ class Chat implements vscode.WebviewViewProvider {
       log.info(`turn ended: ${res.stopReason}`);
     } catch (e) {
       this.state.lastStop = "error";
-      this.state.items.push({ kind: "notice", text: e instanceof Error ? e.message : JSON.stringify(e), severity: "error" });
-      log.error(`prompt failed: ${e instanceof Error ? e.message : JSON.stringify(e)}`);
+      this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+      log.error(`prompt failed: ${errorText(e)}`);
     } finally {
       if (this.state.sessionId === sessionId) {
         this.state.busy = false;
