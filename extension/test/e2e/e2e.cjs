@@ -390,8 +390,24 @@ async function main() {
     await page.locator(".statusbar-item", { hasText: "Corvid: error" }).first().waitFor({ timeout: 10000 });
     say("a broken corvid.agent.command: error notification shown");
 
+    // 15b. An agent that starts but cannot open a session (its config file is missing: Corvid
+    // answers initialize, and session/new with the reason): the chat says why, the status stays
+    // error, and a prompt tries again and gets the same reason, not "ACP connection closed".
+    if (!CORVID_BIN) throw new Error("set CORVID_BIN to the corvid binary (the stdio agent checks)");
+    await setAgentCommand(`env CORVID_CONFIG=/nonexistent/corvid-e2e.toml ${CORVID_BIN} acp`);
+    await palette("Corvid: New Chat", { click: false });
+    const notStarted = view.locator(".notice.error", { hasText: "corvid-e2e.toml" });
+    await notStarted.first().waitFor({ timeout: 30000 });
+    await page.locator(".statusbar-item", { hasText: "Corvid: error" }).first().waitFor({ timeout: 10000 });
+    await promptBox.fill("hello?");
+    await promptBox.press("Enter");
+    await notStarted.nth(1).waitFor({ timeout: 30000 });
+    if ((await view.locator("body").innerText()).includes("connection closed")) throw new Error("a prompt after a failed start met a closed connection");
+    await page.waitForTimeout(500);
+    if (!(await page.locator(".statusbar-item", { hasText: "Corvid: error" }).first().isVisible())) throw new Error("the status left error after a failed start");
+    say("a start whose session/new fails: the reason in the chat, status error, a prompt tries again");
+
     // 16. corvid.agent.command = `corvid acp` (the real binary over stdio) runs a turn.
-    if (!CORVID_BIN) throw new Error("set CORVID_BIN to the corvid binary (the stdio agent check)");
     await setAgentCommand(`${CORVID_BIN} acp`);
     await palette("Corvid: New Chat", { click: false });
     await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
