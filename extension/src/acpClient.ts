@@ -10,6 +10,11 @@ export interface ClientHost {
   readTextFile(path: string): Promise<string>;
   /** Writes through the editor (undoable), or the disk when there is no editor. */
   writeTextFile(path: string, content: string): Promise<void>;
+  /**
+   * Runs before every `terminal/create`: whatever the agent wrote that is still only in an
+   * editor buffer goes to disk, so a command sees the files the agent changed.
+   */
+  beforeCommand(): Promise<void>;
   /** Asks the user; resolves with the chosen optionId, or null when cancelled. */
   requestPermission(params: acp.RequestPermissionRequest): Promise<string | null>;
   /** Every `session/update` notification, in arrival order. */
@@ -62,6 +67,7 @@ export class AcpClient {
         return {};
       })
       .onRequest(acp.methods.client.terminal.create, async ({ params }) => {
+        await host.beforeCommand();
         const terminalId = terms.create(params, host.cwd());
         host.log("info", `terminal/create ${terminalId}: ${params.command} ${(params.args ?? []).join(" ")}`);
         return { terminalId };

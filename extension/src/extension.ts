@@ -78,6 +78,8 @@ class Chat implements vscode.WebviewViewProvider {
   private starting: Promise<AcpClient> | null = null;
   private state: ViewState = initialState();
   private permissions = new Map<number, (optionId: string | null) => void>();
+  /** Files the agent wrote through this host: saved again before a command runs (`saveDocuments`). */
+  private agentWritten = new Set<string>();
   private nextPermission = 1;
   private postTimer: NodeJS.Timeout | null = null;
   private status: vscode.StatusBarItem;
@@ -197,7 +199,11 @@ class Chat implements vscode.WebviewViewProvider {
         if (doc) return doc.getText();
         return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
       },
-      writeTextFile: (path, content) => writeThroughEditor(path, content),
+      writeTextFile: async (path, content) => {
+        await writeThroughEditor(path, content);
+        this.agentWritten.add(path);
+      },
+      beforeCommand: () => saveDocuments(this.agentWritten),
       requestPermission: (params) =>
         new Promise((resolve) => {
           const id = this.nextPermission++;
@@ -468,9 +474,10 @@ class Chat implements vscode.WebviewViewProvider {
 
 /**
  * fs/write_text_file. An existing file changes through a WorkspaceEdit, so the change is
- * undoable and shows as modified until the user saves. A new file is written to disk (a
- * WorkspaceEdit would create it empty and hold the content in an unsaved buffer, so tools and
- * terminals would not see it), then shown.
+ * undoable in the editor, and is saved at once: commands and Corvid's own disk-reading tools
+ * (search, glob) must see what the agent wrote, not the file as it was. A new file is written
+ * to disk (a WorkspaceEdit would create it empty and hold the content in an unsaved buffer),
+ * then shown.
  */
 async function writeThroughEditor(path: string, content: string): Promise<void> {
   const uri = vscode.Uri.file(path);
@@ -486,12 +493,25 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
     const edit = new vscode.WorkspaceEdit();
     edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), content);
     if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not apply the edit to ${path}`);
+    if (!(await doc.save())) throw new Error(`the edit of ${path} is in the editor but could not be saved`);
   } else {
     // VS Code's file service creates missing parent folders (the e2e test writes notes/todo.md).
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(content));
   }
   // Show the file (a preview tab, focus stays in the chat).
   void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
+}
+
+/**
+ * Before a command runs: the files the agent wrote that are modified in an editor again (the
+ * user undid or changed the agent's edit) are saved, so the command runs on the text the user
+ * sees. Other unsaved documents are the user's own and stay as they are.
+ */
+async function saveDocuments(paths: ReadonlySet<string>): Promise<void> {
+  const dirty = vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme === "file" && paths.has(d.uri.fsPath));
+  const saved = await Promise.all(dirty.map((d) => d.save()));
+  const failed = dirty.filter((_, i) => !saved[i]).map((d) => d.uri.fsPath);
+  if (failed.length) throw new Error(`could not save ${failed.join(", ")} before running the command`);
 }
 
 function mimeOf(languageId: string): string | undefined {

@@ -250,7 +250,8 @@ async function main() {
         { toolCalls: [plan("completed", "in_progress", "pending")] },
         // The second half must fail: the in-process core runs commands through the sandbox
         // launcher shipped in the VSIX, with code-server's own Node.
-        { toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-terminal-ok; echo pwned > ../escape.txt" } }] },
+        // It prints hello.txt first: a command must see the agent's edit, not the file as it was.
+        { toolCalls: [{ name: "run_command", arguments: { command: "cat hello.txt; echo corvid-terminal-ok; echo pwned > ../escape.txt" } }] },
         { toolCalls: [plan("completed", "completed", "in_progress")] },
         { chunks: [{ content: "Edited **hello.txt** and ran the command." }] },
       ],
@@ -262,7 +263,7 @@ async function main() {
     const allowCommand = view.locator(".permission:not(.answered) button.perm[data-option='allow_once']");
     await allowCommand.waitFor({ timeout: 30000 });
     const askedFor = await view.locator(".permission:not(.answered) .ptitle").innerText();
-    if (!askedFor.includes("echo corvid-terminal-ok")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
+    if (!askedFor.includes("cat hello.txt")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
     await allowCommand.click();
     await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
     await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 10000 });
@@ -275,12 +276,14 @@ async function main() {
     if (planItems.length !== 3 || !planItems[0].includes("Edit hello.txt")) throw new Error(`plan not rendered: ${planItems}`);
     if ((await view.locator(".plan li.completed").count()) !== 2) throw new Error("plan statuses not rendered");
     await view.locator("pre.out.terminal", { hasText: "corvid-terminal-ok" }).waitFor({ timeout: 10000 });
+    const commandSaw = await view.locator("pre.out.terminal", { hasText: "corvid-terminal-ok" }).last().innerText();
+    if (!commandSaw.includes("Hello again from Corvid")) throw new Error(`the command ran on the file as it was before the edit: ${commandSaw}`);
     if (!landlock) say("no Landlock on this kernel: the sandbox check is skipped");
     else if (fs.existsSync(path.join(W, "escape.txt"))) throw new Error("the command wrote beside the workspace: it ran unconfined");
-    // The edit of the existing file: a modified document, the disk unchanged until saved.
-    await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
-    if (read() !== "Hello from Corvid in VS Code\n") throw new Error("the edit of an existing file should not be saved yet");
-    say("mode + model pickers reached the agent; plan, terminal output and the unsaved edit rendered");
+    // The edit of the existing file went through the editor and was saved: on disk, tab clean.
+    if (read() !== "Hello again from Corvid in VS Code\n") throw new Error(`the agent's edit is not on disk: ${JSON.stringify(read())}`);
+    if ((await page.locator(".tab.dirty", { hasText: "hello.txt" }).count()) !== 0) throw new Error("the agent's edit of hello.txt was left unsaved");
+    say("mode + model pickers reached the agent; plan and terminal output rendered; the command saw the saved edit");
     await page.locator(".tab", { hasText: /^hello\.txt/ }).last().click(); // the edited file, for the picture
     fs.mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.waitForTimeout(500);
@@ -292,6 +295,22 @@ async function main() {
     await editorText.click();
     await page.keyboard.press("Control+Z");
     await editorText.filter({ hasText: "Hello from Corvid" }).waitFor({ timeout: 10000 });
+    // The undo is only in the editor; a command now runs on it: the agent's documents that are
+    // modified again are saved before a command starts.
+    await page.locator(".tab.dirty", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
+    fake.script("E2E-UNDONE", {
+      steps: [{ toolCalls: [{ name: "run_command", arguments: { command: "cat hello.txt; echo corvid-undone-ok" } }] }, { chunks: [{ content: "Printed it." }] }],
+    });
+    await promptBox.fill("E2E-UNDONE: print hello.txt");
+    await promptBox.press("Enter");
+    await allowCommand.waitFor({ timeout: 30000 });
+    await allowCommand.click();
+    await view.locator(".msg.agent", { hasText: "Printed it." }).waitFor({ timeout: 30000 });
+    const undoneSaw = await view.locator("pre.out.terminal", { hasText: "corvid-undone-ok" }).last().innerText();
+    if (!undoneSaw.includes("Hello from Corvid") || undoneSaw.includes("Hello again")) throw new Error(`the command did not run on the editor's text: ${undoneSaw}`);
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error(`the undone edit was not saved before the command: ${read()}`);
+    say("a command after an undo in the editor ran on the saved, undone file");
+    await editorText.click();
     await page.keyboard.press("Control+Shift+Z");
     await editorText.filter({ hasText: "Hello again from Corvid" }).waitFor({ timeout: 10000 });
     say("the edit undoes and redoes in the editor");

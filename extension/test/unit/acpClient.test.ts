@@ -44,6 +44,11 @@ function fakeHost(ws: string, answer: (p: any) => string | null) {
       calls.push(`write ${p}`);
       open.set(p, c); // like a WorkspaceEdit: the document changes, the disk does not
     },
+    beforeCommand: async () => {
+      calls.push("before-command");
+      for (const [p, c] of open) writeFileSync(p, c); // like saving the agent's documents
+      open.clear();
+    },
     requestPermission: async (p) => {
       calls.push(`permission ${p.options.map((o) => o.optionId).join(",")}`);
       return answer(p);
@@ -74,7 +79,7 @@ async function fullTurn(stream: Stream & { close(): Promise<void> }, ws: string,
     steps: [
       { toolCalls: [{ name: "read_file", arguments: { path: "existing.txt" } }] },
       { toolCalls: [{ name: "write_file", arguments: { path: "existing.txt", content: "edited\n" } }] },
-      { toolCalls: [{ name: "run_command", arguments: { command: "echo from-terminal" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo from-terminal; cat existing.txt" } }] },
       { chunks: [{ reasoning: "done thinking" }, { content: "All **done**." }] },
     ],
   });
@@ -86,11 +91,12 @@ async function fullTurn(stream: Stream & { close(): Promise<void> }, ws: string,
   f.state.sessionId = sessionId;
   const res = await client.prompt(sessionId, promptBlocks(marker));
   assert.equal(res.stopReason, "end_turn");
-  // fs went through the editor: the disk still has the old text, the "document" the new one.
+  // fs went through the editor, and the host was told before the command ran, so the command
+  // saw the edited file (the fake host writes its "documents" out then, as the real one saves).
+  const writeAt = f.calls.indexOf(`write ${join(ws, "existing.txt")}`);
   assert.ok(f.calls.includes(`read ${join(ws, "existing.txt")}`), f.calls.join("\n"));
-  assert.ok(f.calls.includes(`write ${join(ws, "existing.txt")}`), f.calls.join("\n"));
-  assert.equal(readFileSync(join(ws, "existing.txt"), "utf8"), "on disk\n");
-  assert.equal(f.open.get(join(ws, "existing.txt")), "edited\n");
+  assert.ok(writeAt >= 0 && f.calls.indexOf("before-command") > writeAt, f.calls.join("\n"));
+  assert.equal(readFileSync(join(ws, "existing.txt"), "utf8"), "edited\n");
   // Permissions were asked with every option; the command ran in our terminal.
   assert.ok(f.calls.filter((c) => c.startsWith("permission")).length >= 2);
   assert.ok(f.calls.find((c) => c.startsWith("permission"))!.includes("reject_once"));
@@ -101,7 +107,7 @@ async function fullTurn(stream: Stream & { close(): Promise<void> }, ws: string,
   assert.equal(tools[1].content[0].oldText, "on disk\n");
   const term = tools[2].content.find((c: any) => c.type === "terminal");
   assert.ok(term, "run_command is embedded as a terminal");
-  assert.match(client.terminals.peek(term.terminalId)!.output, /from-terminal/);
+  assert.match(client.terminals.peek(term.terminalId)!.output, /from-terminal\nedited\n/);
   assert.deepEqual(f.state.items.filter((i) => i.kind === "agent").map((i: any) => i.text), ["All **done**."]);
   assert.ok(f.state.items.some((i) => i.kind === "thought"));
   client.close();
