@@ -247,6 +247,51 @@ async fn cancel_while_a_permission_question_is_open() {
     assert!(!engine.dir.path().join("ran.txt").exists());
 }
 
+// ACP v2: the same waits, seen through the v2 prompt lifecycle (the prompt is answered with its
+// `messageId` at once; the turn's end is its `idle` state).
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_reject_is_not_cancel_requires_action_then_running_then_idle_end_turn() {
+    let script = Script::new([run_command("call_1", TOUCH), Reply::text("ok, I will not")]);
+    let engine = Engine::start(script, Setup { v2: true, ..Setup::default() }).await;
+    engine.editor.set_responder(permission(selected("reject_once")));
+    let answer = engine.prompt_v2("run it").await;
+    assert!(answer["messageId"].is_string(), "{answer}");
+    assert_eq!(engine.idle_v2(WAIT).await.expect("idle").1, "end_turn");
+    assert_eq!(engine.states_v2(), ["running", "requires_action", "running", "idle"]);
+    let asked = engine.editor.requests("session/request_permission");
+    assert_eq!(asked[0]["params"]["subject"]["type"], "tool_call");
+    assert!(asked[0]["params"]["title"].as_str().is_some_and(|t| t.contains("touch ran.txt")), "{}", asked[0]);
+    assert!(!engine.dir.path().join("ran.txt").exists(), "a rejected command must not run");
+    assert_eq!(engine.model.requests().len(), 2, "the model is told and answers");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_cancel_while_a_permission_question_is_open_ends_idle_cancelled_and_withdraws_it() {
+    let engine =
+        Engine::start(Script::new([run_command("call_1", TOUCH)]), Setup { v2: true, ..Setup::default() }).await;
+    engine.editor.set_responder(never_answer("session/request_permission"));
+    engine.prompt_v2("run it").await;
+    let asked = engine.editor.wait_request("session/request_permission", WAIT).await.expect("the question");
+    let sent = tokio::time::Instant::now();
+    engine.cancel().await;
+    let (index, stop) = engine.idle_v2(Duration::from_secs(3)).await.expect("idle after the cancel");
+    assert_eq!(stop, "cancelled");
+    assert!(sent.elapsed() < Duration::from_secs(1), "idle {:?} after session/cancel", sent.elapsed());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let late: Vec<Value> =
+        engine.editor.frames()[index + 1..].iter().filter_map(|f| f.update_for(&engine.session).cloned()).collect();
+    assert!(late.is_empty(), "updates after idle: {late:?}");
+    let withdrawn = engine
+        .editor
+        .frames()
+        .iter()
+        .any(|f| f.method() == Some("$/cancel_request") && f.value.pointer("/params/requestId") == Some(&asked));
+    assert!(withdrawn, "the question is withdrawn with $/cancel_request");
+    assert_eq!(engine.states_v2(), ["running", "requires_action", "idle"], "no `running` after a cancelled question");
+    assert!(!engine.dir.path().join("ran.txt").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_while_the_editor_reads_a_file() {
     let script = Script::new([Reply::tool("call_1", "read_file", json!({ "path": "notes.txt" }))]);

@@ -1,18 +1,21 @@
 //! Params of every agent-side method, through the same normalization and parsing as the
-//! handlers (first byte: the method; the rest: the params as JSON).
+//! handlers (first byte: the method, its high bit choosing the ACP v2 table; the rest: the
+//! params as JSON).
 //!
 //! Properties: never panics; refusals are -32602 naming the method; accepted params survive a
 //! serialize/parse round trip unchanged (checked inside `parse_params`).
 #![no_main]
 
-use corvid_core::agent::fuzzing::{METHODS, parse_params};
+use corvid_core::agent::fuzzing::{METHODS, V2_METHODS, parse_params, parse_params_v2};
 use corvid_core::rpc::RpcError;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let [which, json @ ..] = data else { return };
-    let method = METHODS[usize::from(*which) % METHODS.len()];
+    let v2 = which & 0x80 != 0;
+    let table = if v2 { V2_METHODS } else { METHODS };
+    let method = table[usize::from(which & 0x7f) % table.len()];
     let params = if json.is_empty() {
         None
     } else {
@@ -23,7 +26,8 @@ fuzz_target!(|data: &[u8]| {
             _ => return,
         }
     };
-    match parse_params(method, params) {
+    let parsed = if v2 { parse_params_v2(method, params) } else { parse_params(method, params) };
+    match parsed {
         Ok(()) => {}
         Err(RpcError::InvalidParams(message)) => {
             assert!(message.starts_with(&format!("{method}: ")), "{message}");

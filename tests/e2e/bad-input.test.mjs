@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { v2Validator } from "../support/schema.mjs";
 
 const corpusDir = resolve(dirname(fileURLToPath(import.meta.url)), "..", "bad-input");
 
@@ -60,9 +61,13 @@ function loadCases(file) {
   return cases;
 }
 
-/** One agent process with the fixtures the placeholders need. */
-async function startProcess(cwd) {
-  const agent = spawnAgent({ env: agentEnv({ fake }) });
+/**
+ * One agent process with the fixtures the placeholders need. `v2`: an ACP v2 connection (files
+ * named `v2-*.jsonl`), validated against the v2 schema.
+ */
+async function startProcess(cwd, v2 = false) {
+  const env = agentEnv({ fake, extra: v2 ? { CORVID_PROTOCOL_V2: "1" } : {} });
+  const agent = spawnAgent({ env, validator: v2 ? v2Validator() : null });
   let n = 0;
   const rid = () => `setup-${++n}`;
   const ok = async (method, params) => {
@@ -76,9 +81,13 @@ async function startProcess(cwd) {
     await agent.waitFor((f) => f.method === "session/update" && f.params.sessionId === id && f.params.update.sessionUpdate === "available_commands_update");
     return id;
   };
-  await ok("initialize", { protocolVersion: 1, clientCapabilities: {} });
+  if (v2) await ok("initialize", { protocolVersion: 2, info: { name: "bad-input", version: "1" }, capabilities: {} });
+  else await ok("initialize", { protocolVersion: 1, clientCapabilities: {} });
   return {
     agent,
+    // A normal request that shows the process still answers (a v2 connection refuses a
+    // repeated initialize once other requests came).
+    probe: (id) => (v2 ? agent.request(id, "session/list", {}, 10000) : agent.request(id, "initialize", { protocolVersion: 1, clientCapabilities: {} }, 10000)),
     session: await newSession(),
     newSession,
     closedSession: async () => {
@@ -131,7 +140,7 @@ async function runCase(c, proc, cwd, probeId) {
   if (c.expect === "silence") {
     // Two round trips: anything the input provoked would be queued before the second answer.
     for (const id of [`${probeId}-a`, `${probeId}-b`]) {
-      const r = await agent.request(id, "initialize", { protocolVersion: 1, clientCapabilities: {} }, 10000);
+      const r = await proc.probe(id);
       assert.ok(r.result, `the process still answers: ${JSON.stringify(r)}`);
     }
     const extra = newFrames().filter((f) => !String(f.id).startsWith(probeId));
@@ -144,7 +153,7 @@ async function runCase(c, proc, cwd, probeId) {
     // leniently: a malformed one counts as not advertised (fail closed).
     const ok = await agent.waitFor((f, i = agent.frames.indexOf(f)) => i >= before && !("method" in f) && sameId(f.id, id), 15000, `response ${JSON.stringify(id)}`);
     assert.ok(ok.result, `expected a result: ${JSON.stringify(ok.error)}`);
-    const r = await agent.request(probeId, "initialize", { protocolVersion: 1, clientCapabilities: {} }, 10000);
+    const r = await proc.probe(probeId);
     assert.ok(r.result, "the process still answers a normal request");
     return;
   }
@@ -162,7 +171,7 @@ async function runCase(c, proc, cwd, probeId) {
   if (c.settle !== undefined) {
     await agent.waitFor((f, i = agent.frames.indexOf(f)) => i >= before && sameId(f.id, c.settle) && "result" in f, 10000, `settling response ${c.settle}`);
   }
-  const r = await agent.request(probeId, "initialize", { protocolVersion: 1, clientCapabilities: {} }, 10000);
+  const r = await proc.probe(probeId);
   assert.ok(r.result, `the process still answers a normal request: ${JSON.stringify(r)}`);
 }
 
@@ -187,7 +196,7 @@ for (const file of files) {
       for (const c of loadCases(file)) {
         if (!proc || proc.agent.child.exitCode !== null || proc.agent.child.signalCode !== null) {
           if (proc) checkHealthy(proc.agent, c.where);
-          proc = await startProcess(cwd);
+          proc = await startProcess(cwd, file.startsWith("v2-"));
         }
         const current = proc;
         await t.test(`${c.name} (${c.where})`, async () => {

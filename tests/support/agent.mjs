@@ -57,10 +57,11 @@ export function agentEnv({ fake = null, model = "fake-model", extra = {}, config
 
 /**
  * `bin`: another copy of the binary to run (default: `corvidBin()`); `unstable`: validate
- * frames against the unstable schema (for tests of the `unstable_*` features).
+ * frames against the unstable schema (for tests of the `unstable_*` features); `validator`:
+ * another schema's validator (`v2Validator()` for ACP v2 connections).
  */
-export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin(), unstable = false } = {}) {
-  const validate = unstable ? unstableValidator().validateAgentFrame : validateAgentFrame;
+export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), bin = corvidBin(), unstable = false, validator = null } = {}) {
+  const validate = validator ? validator.validateAgentFrame : unstable ? unstableValidator().validateAgentFrame : validateAgentFrame;
   const child = spawn(bin, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
   running.add(child);
   child.on("exit", () => running.delete(child));

@@ -121,6 +121,19 @@ const stable = validatorOf(schemaPath);
 export const check = stable.check;
 export const validateAgentFrame = stable.validateAgentFrame;
 
+/** ACP v2 (preview): SDK 2.4.0's `v2/schema.json`, beside the v1 file or in the pinned SDK. */
+export const v2SchemaPath = (() => {
+  const beside = join(dirname(schemaPath), "..", "v2", "schema.json");
+  return existsSync(beside) ? beside : join(here, "..", "..", "node_modules", "@agentclientprotocol", "sdk", "schema", "v2", "schema.json");
+})();
+
+let v2;
+/** The validator of the v2 schema (made on first use). */
+export function v2Validator() {
+  v2 ??= validatorOf(v2SchemaPath);
+  return v2;
+}
+
 let unstable;
 /** The validator of the unstable schema, its gaps filled (made on first use). */
 export function unstableValidator() {

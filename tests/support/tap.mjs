@@ -2,14 +2,15 @@
 // recorded, like the stdio harness does for the binary.
 import { validateAgentFrame } from "./schema.mjs";
 
-export function tapStream(stream) {
+/** `validate`: another schema's frame check (`v2Validator().validateAgentFrame` for ACP v2). */
+export function tapStream(stream, validate = validateAgentFrame) {
   const frames = [];
   const violations = [];
   const clientRequests = new Map();
   const readable = stream.readable.pipeThrough(
     new TransformStream({
       transform(message, controller) {
-        const err = validateAgentFrame(message, clientRequests);
+        const err = validate(message, clientRequests);
         if (err) violations.push(err);
         frames.push(message);
         controller.enqueue(message);

@@ -20,6 +20,52 @@ use crate::tools::Jail;
 /// table's own list (`agent::methods`), so a new method cannot escape the fuzzer.
 pub const METHODS: &[&str] = &super::methods::NAMES;
 
+/// Every method of a v2 connection (`agent::v2`'s table).
+pub const V2_METHODS: &[&str] = &{
+    let mut names = [""; super::v2::Method::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = super::v2::Method::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+/// [`parse_params`] for a v2 connection: the v2 adapters' steps, then the v1 parsers they feed.
+pub fn parse_params_v2(method: &str, params: Option<Value>) -> Result<(), RpcError> {
+    use super::v2::{self, Method as V2};
+    let params = params::normalize(params);
+    let Some(known) = V2::from_name(method) else {
+        return Err(RpcError::MethodNotFound(method.to_string()));
+    };
+    let v1 = |m: Method, params: Option<Value>| parse_params(m.name(), params);
+    // Exhaustive, as above.
+    match known {
+        V2::Initialize => {
+            v2::check_initialize(params.as_ref().unwrap_or(&Value::Null)).map_err(RpcError::from)?;
+            let caps = params.as_ref().and_then(|p| p.get("capabilities")).cloned().unwrap_or(Value::Null);
+            let _ = crate::editor::ClientFeatures::of_v2(&caps);
+            Ok(())
+        }
+        V2::SessionNew => v1(Method::SessionNew, Some(v2::with_v1_lists(params))),
+        V2::SessionResume => {
+            let (params, _) = v2::resume_params(params).map_err(RpcError::from)?;
+            v1(Method::SessionResume, Some(params))
+        }
+        V2::SessionPrompt => v1(Method::SessionPrompt, params),
+        V2::SessionList => v1(Method::SessionList, params),
+        V2::SessionClose => v1(Method::SessionClose, params),
+        V2::SessionDelete => v1(Method::SessionDelete, params),
+        V2::SessionSetConfigOption => v1(Method::SessionSetConfigOption, params),
+        V2::SessionCancel => v1(Method::SessionCancel, params),
+        V2::AuthLogin => v1(Method::Authenticate, params)
+            .map_err(|e| RpcError::from(v2::renamed(e.into(), "authenticate", "auth/login"))),
+        V2::AuthLogout => {
+            v1(Method::Logout, params).map_err(|e| RpcError::from(v2::renamed(e.into(), "logout", "auth/logout")))
+        }
+    }
+}
+
 /// Parses `params` the way the handler of `method` does (aliases, agent alias fields, prompt
 /// shorthands, list cursors). Accepted params must also survive a serialize/parse round trip
 /// unchanged, since some are stored and replayed: this panics when they do not.

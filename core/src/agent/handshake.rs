@@ -13,16 +13,35 @@ use crate::editor::ClientFeatures;
 
 impl Agent {
     pub(super) async fn initialize(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
+        let requested = params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_u64)
+            .map(|v| u16::try_from(v).unwrap_or(u16::MAX));
+        let highest = if self.config.protocol_v2 { 2 } else { super::version::HIGHEST };
+        let current = self.wire.version();
+        // The highest version Corvid speaks at or below the request (`version::select`); the
+        // client decides whether it can live with the answer. A repeat keeps the connection's
+        // version (`version::repeat`: the SDK router's rules on a v2 connection).
+        let selected = if current == 0 {
+            super::version::select(requested.unwrap_or(0), highest)
+        } else {
+            let seen = self.saw_other_request.load(std::sync::atomic::Ordering::Relaxed);
+            super::version::repeat(current, requested.unwrap_or(0), seen).map_err(|refused| {
+                AgentError::from(crate::rpc::RpcError::InvalidRequest(format!("initialize: {refused}")))
+            })?
+        };
+        if selected >= 2 {
+            return self.initialize_v2(params).await;
+        }
         let req: acp::InitializeRequest = parse("initialize", params)?;
+        self.wire.set(1);
         let store = self.store.clone().await;
         let client = ClientFeatures::from(&req.client_capabilities);
         if let Ok(mut features) = self.client.lock() {
             *features = client;
         }
-        // The highest version Corvid speaks at or below the request (`version::select`); the
-        // client decides whether it can live with the answer.
-        let version =
-            ProtocolVersion::from(super::version::select(req.protocol_version.as_u16(), super::version::HIGHEST));
+        let version = ProtocolVersion::from(selected);
         // Title and status work on live sessions without a store; the rest need one.
         let mut sessions = acp::SessionCapabilities::new()
             .close(acp::SessionCloseCapabilities::new())
@@ -43,6 +62,34 @@ impl Agent {
             .mcp_capabilities(acp::McpCapabilities::new().http(true))
             .session_capabilities(sessions)
             .auth(acp::AgentAuthCapabilities::new().logout(acp::LogoutCapabilities::new()));
+        let auth_methods = self.auth_methods(client);
+        let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
+        to_value(
+            &acp::InitializeResponse::new(version)
+                .agent_capabilities(capabilities)
+                .auth_methods(auth_methods)
+                .agent_info(info)
+                .meta(self.initialize_meta(&store, true)),
+        )
+    }
+
+    /// `initialize` on a connection that chose ACP v2.
+    async fn initialize_v2(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
+        let params = params.unwrap_or(Value::Null);
+        super::v2::check_initialize(&params)?;
+        self.wire.set(2);
+        let store = self.store.clone().await;
+        let client = ClientFeatures::of_v2(params.get("capabilities").unwrap_or(&Value::Null));
+        if let Ok(mut features) = self.client.lock() {
+            *features = client;
+        }
+        let auth_methods = self.auth_methods(client);
+        Ok(Agent::initialize_response_v2(store.is_ok(), &auth_methods, self.initialize_meta(&store, false)))
+    }
+
+    /// The ways to sign in `initialize` lists: the terminal login for clients that can run it,
+    /// and what to fix when no provider is usable.
+    fn auth_methods(&self, client: ClientFeatures) -> Vec<acp::AuthMethod> {
         let mut auth_methods = Vec::new();
         if client.auth_terminal {
             // Only clients that can run a terminal for us get this one (the spec's rule).
@@ -63,23 +110,28 @@ impl Agent {
                     .description(self.config.how_to_configure()),
             ));
         }
-        let info = acp::Implementation::new("corvid", env!("CARGO_PKG_VERSION")).title("Corvid".to_string());
-        let store_meta = match &store {
+        auth_methods
+    }
+
+    /// `initialize`'s `_meta`: the store's and the sandbox's state, and (`steering`, v1 only:
+    /// v2 inserts a prompt sent mid-turn by itself) `_session/steering` support.
+    fn initialize_meta(
+        &self,
+        store: &Result<crate::store::Store, String>,
+        steering: bool,
+    ) -> serde_json::Map<String, Value> {
+        let store_meta = match store {
             Ok(s) => serde_json::json!({ "status": "open", "location": s.location() }),
             Err(reason) => serde_json::json!({ "status": "unavailable", "reason": reason }),
         };
         let mut meta = serde_json::Map::new();
         let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
         meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox }));
-        // `_session/steering`, under the key claude-agent-acp and codex-acp use.
-        meta.insert("steering".into(), serde_json::json!({ "supported": true }));
-        to_value(
-            &acp::InitializeResponse::new(version)
-                .agent_capabilities(capabilities)
-                .auth_methods(auth_methods)
-                .agent_info(info)
-                .meta(meta),
-        )
+        if steering {
+            // `_session/steering`, under the key claude-agent-acp and codex-acp use.
+            meta.insert("steering".into(), serde_json::json!({ "supported": true }));
+        }
+        meta
     }
 
     pub(super) fn is_signed_out(&self) -> bool {

@@ -23,6 +23,7 @@ mod steering;
 mod subagent;
 mod system_prompt;
 mod turn;
+mod v2;
 mod version;
 
 use std::sync::{Arc, Mutex};
@@ -72,6 +73,10 @@ pub struct Agent {
     signed_out: std::sync::atomic::AtomicBool,
     /// The subagents that may run at once on this connection.
     subagent_slots: subagent::Slots,
+    /// The protocol version this connection's `initialize` chose (shared with the outbox).
+    wire: crate::event::Wire,
+    /// Whether a request other than `initialize` came (a v2 repeat must come before any).
+    saw_other_request: std::sync::atomic::AtomicBool,
 }
 
 /// An agent alias and its profile.
@@ -108,7 +113,8 @@ pub(super) fn to_value<T: Serialize>(v: &T) -> Result<Value, AgentError> {
 
 impl Agent {
     pub fn new(peer: Peer, config: Arc<Config>, store: PendingStore, connection: ConnectionOptions) -> Arc<Self> {
-        let outbox = Outbox::spawn(store.clone(), peer.clone());
+        let wire = crate::event::Wire::default();
+        let outbox = Outbox::spawn(store.clone(), peer.clone(), wire.clone());
         let subagent_slots = subagent::Slots::new(config.max_subagents);
         Arc::new(Self {
             peer,
@@ -122,6 +128,8 @@ impl Agent {
             client: Mutex::new(ClientFeatures::default()),
             signed_out: std::sync::atomic::AtomicBool::new(false),
             subagent_slots,
+            wire,
+            saw_other_request: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -208,48 +216,66 @@ impl Agent {
             let mut params = params.unwrap_or(Value::Null);
             prompt::normalize(&mut params);
             let req: acp::PromptRequest = parse("session/prompt", Some(params))?;
-            let session = self.sessions.get(&req.session_id.0)?;
-            if let Some(parent) = &session.parent {
-                return Err(AgentError::invalid_params(
-                    "session/prompt",
-                    format!(
-                        "sessionId: {} is a subagent of session {parent}; it takes work only from its parent",
-                        session.id
-                    ),
-                ));
-            }
+            let session = self.prompt_session(&req.session_id.0)?;
             let claim = session.begin_turn(ctx.cancel.child_token())?;
             Ok((claim, req.prompt))
         })();
         let this = self.clone();
         async move {
             let (claim, blocks) = started?;
-            // Decoding and storing uploads is blocking work: off the async threads. An invalid
-            // block fails the request here, before the turn starts (the claim is released).
-            let uploads = this.config.data_dir.join("uploads");
-            let jail = crate::tools::Jail::new(claim.session.roots.clone(), this.config.forbidden_paths.clone());
-            let (content, blocks) = tokio::task::spawn_blocking(move || {
-                let content = prompt::convert(&blocks, &uploads, &jail);
-                (content, blocks)
-            })
-            .await
-            .map_err(|e| AgentError::internal(format!("converting the prompt: {e}")))?;
-            let content = content?;
+            let prompt = this.user_prompt(&claim.session, blocks).await?;
             this.claim_in_store(&claim).await?;
-            let prompt = UserPrompt { text: content.text, images: content.images, blocks };
-            let turn_ctx = TurnContext {
-                outbox: this.outbox.clone(),
-                peer: this.peer.clone(),
-                http: this.http().clone(),
-                config: this.config.clone(),
-                client: this.client_features(),
-                host: Some(subagent::Host::new(this.clone())),
-                delegation: None,
-            };
-            let end = Turn::new(claim, turn_ctx).run(prompt).await?;
+            let end = Turn::new(claim, this.turn_context()).run(prompt).await?;
             to_value(&crate::event::v1::prompt_response(&end))
         }
         .boxed()
+    }
+
+    /// The live session a prompt is for; a subagent takes work only from its parent.
+    fn prompt_session(&self, id: &str) -> Result<Arc<session::Session>, AgentError> {
+        let session = self.sessions.get(id)?;
+        if let Some(parent) = &session.parent {
+            return Err(AgentError::invalid_params(
+                "session/prompt",
+                format!(
+                    "sessionId: {} is a subagent of session {parent}; it takes work only from its parent",
+                    session.id
+                ),
+            ));
+        }
+        Ok(session)
+    }
+
+    /// A prompt's blocks as the turn takes them. Decoding and storing uploads is blocking work:
+    /// off the async threads. An invalid block fails the request here, before a turn starts.
+    async fn user_prompt(
+        &self,
+        session: &session::Session,
+        blocks: Vec<acp::ContentBlock>,
+    ) -> Result<UserPrompt, AgentError> {
+        let uploads = self.config.data_dir.join("uploads");
+        let jail = crate::tools::Jail::new(session.roots.clone(), self.config.forbidden_paths.clone());
+        let (content, blocks) = tokio::task::spawn_blocking(move || {
+            let content = prompt::convert(&blocks, &uploads, &jail);
+            (content, blocks)
+        })
+        .await
+        .map_err(|e| AgentError::internal(format!("converting the prompt: {e}")))?;
+        let content = content?;
+        Ok(UserPrompt { text: content.text, images: content.images, blocks, message_id: None, echoed: None })
+    }
+
+    /// What a top-level turn of this connection runs with.
+    fn turn_context(self: &Arc<Self>) -> TurnContext {
+        TurnContext {
+            outbox: self.outbox.clone(),
+            peer: self.peer.clone(),
+            http: self.http().clone(),
+            config: self.config.clone(),
+            client: self.client_features(),
+            host: Some(subagent::Host::new(self.clone())),
+            delegation: None,
+        }
     }
 
     fn close_session(&self, params: Option<Value>) -> Result<Value, AgentError> {
@@ -293,6 +319,12 @@ impl Handler for Agent {
     ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let this = self;
         let params = params::normalize(params);
+        if method != Method::Initialize.name() {
+            this.saw_other_request.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if this.wire.is_v2() {
+            return answer(this.request_v2(method, params, ctx));
+        }
         let Some(known) = Method::from_name(method) else {
             return futures_util::future::ready(Err(RpcError::MethodNotFound(method.to_string()))).boxed();
         };
@@ -334,6 +366,7 @@ impl Handler for Agent {
 
     fn notification(&self, method: &str, params: Option<Value>) {
         let params = params::normalize(params);
+        // `session/cancel` has the same name and params in v1 and v2.
         match Method::from_name(method) {
             Some(Method::SessionCancel) => self.cancel(params),
             _ => tracing::debug!(%method, "ignoring unknown notification"),
@@ -341,7 +374,8 @@ impl Handler for Agent {
     }
 
     fn cancels_itself(&self, method: &str) -> bool {
-        Method::from_name(method) == Some(Method::SessionPrompt)
+        // A v2 prompt is answered at once; its turn is ended by `session/cancel`.
+        !self.wire.is_v2() && Method::from_name(method) == Some(Method::SessionPrompt)
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {

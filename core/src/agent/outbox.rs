@@ -9,15 +9,18 @@
 //! error is logged: the client's live view is never held hostage to the disk, at the price of
 //! a replay that lacks those updates (ARCHITECTURE.md, invariant 8).
 //!
-//! Each event is rendered once (as ACP v1, `event::v1`) and stored exactly as sent; live
-//! sends and `session/load` replay frame it the same way ([`update_frame`]).
+//! Each event is rendered once (as ACP v1, `event::v1`) and stored exactly as v1 clients are
+//! sent it; live sends and `session/load` replay frame it the same way ([`update_frame`]). On a
+//! v2 connection the stored payload is converted (`event::v2`) for the frame, live and on
+//! replay alike; v2's prompt-lifecycle signals ([`send_live`]) are sent, never stored.
 
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::session::Session;
-use crate::event::{self, Event};
+use crate::event::v2::Live;
+use crate::event::{self, Event, Wire};
 use crate::provider::ChatMessage;
 use crate::rpc::Peer;
 use crate::store::batch::Record;
@@ -49,20 +52,35 @@ enum After {
 #[derive(Clone)]
 pub struct Outbox {
     tx: mpsc::Sender<Entry>,
+    wire: Wire,
 }
 
 impl Outbox {
     /// Starts the outbox task of a connection. Without a store nothing is written and frames
     /// go straight through (same ordering, no durability).
-    pub fn spawn(store: PendingStore, peer: Peer) -> Self {
+    pub fn spawn(store: PendingStore, peer: Peer, wire: Wire) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         tokio::spawn(run(store, peer, rx));
-        Self { tx }
+        Self { tx, wire }
     }
 
     /// Queues a write. Fails only when the connection is gone.
     pub async fn push(&self, record: Record) -> bool {
         self.tx.send(Entry::Write { record, frame: None }).await.is_ok()
+    }
+
+    /// The frame of a stored payload in the connection's version: the payload itself for v1,
+    /// its conversion for v2 (none, when v2 has no word for it).
+    pub fn frame(&self, session_id: &str, payload: &str) -> Option<String> {
+        if !self.wire.is_v2() {
+            return Some(update_frame(session_id, payload));
+        }
+        let v1 = serde_json::from_str::<serde_json::Value>(payload).ok()?;
+        event::v2::convert(&v1).map(|update| update_frame(session_id, &update.to_string()))
+    }
+
+    pub fn is_v2(&self) -> bool {
+        self.wire.is_v2()
     }
 
     /// Waits until every entry queued so far is committed and its frame handed to the client.
@@ -151,7 +169,7 @@ pub fn update_frame(session_id: &str, payload: &str) -> String {
 /// or will get by replay (recovery notes). Returns `false` when the connection is gone.
 pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: &Event, send: bool) -> bool {
     let Some(payload) = render(event) else { return true };
-    let frame = send.then(|| update_frame(&session.id, &payload));
+    let frame = if send { outbox.frame(&session.id, &payload) } else { None };
     let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
 }
@@ -162,7 +180,18 @@ pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: 
 /// replay differ from what a client saw live. Returns `false` when the connection is gone.
 pub async fn send_unstored(outbox: &Outbox, session_id: &str, event: &Event) -> bool {
     let Some(payload) = render(event) else { return true };
-    outbox.tx.send(Entry::Send(update_frame(session_id, &payload))).await.is_ok()
+    let Some(frame) = outbox.frame(session_id, &payload) else { return true };
+    outbox.tx.send(Entry::Send(frame)).await.is_ok()
+}
+
+/// Sends a v2 prompt-lifecycle signal (the user message echo, the turn's state) in queue order,
+/// unstored: it is the turn's live state, not history. A v1 connection is sent nothing.
+pub async fn send_live(outbox: &Outbox, session_id: &str, signal: &Live) -> bool {
+    if !outbox.wire.is_v2() {
+        return true;
+    }
+    let frame = update_frame(session_id, &event::v2::live(signal).to_string());
+    outbox.tx.send(Entry::Send(frame)).await.is_ok()
 }
 
 /// The v1 payload of an event; `None` (logged) if it cannot be serialized, which drops it.

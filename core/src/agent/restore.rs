@@ -44,7 +44,8 @@ impl Agent {
         })
     }
 
-    /// `session/load` (`replay = true`) and `session/resume` (`replay = false`).
+    /// `session/load` (`replay = true`) and `session/resume` (`replay = false`; a v2 resume
+    /// asked to replay from the start has `replay = true`).
     pub(super) async fn restore(
         self: Arc<Self>,
         method: &'static str,
@@ -54,7 +55,7 @@ impl Agent {
     ) -> Result<Value, AgentError> {
         let mut params = params;
         let requested = super::requested_agent(method, &mut params)?;
-        let (session_id, cwd, dirs, mcp_servers, system_prompt) = if replay {
+        let (session_id, cwd, dirs, mcp_servers, system_prompt) = if method == "session/load" {
             let r: acp::LoadSessionRequest = super::params::parse(method, params)?;
             (r.session_id, r.cwd, r.additional_directories, r.mcp_servers, r.system_prompt)
         } else {
@@ -81,7 +82,7 @@ impl Agent {
         self.announce_commands(&ctx, &id);
         tracing::info!(session_id = %id, replay, "session restored");
         let options = v1::config_options(&session.config_options());
-        if replay {
+        if method == "session/load" {
             super::to_value(
                 &acp::LoadSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
             )

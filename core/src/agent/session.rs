@@ -209,14 +209,14 @@ impl Session {
         self.state().turn.is_some()
     }
 
-    /// Queues a message for the running turn; handed back when no turn runs.
-    pub fn steer(&self, steer: super::steering::Steer) -> Result<(), super::steering::Steer> {
+    /// Queues a message for the running turn, returning that turn's cancellation; handed back
+    /// when no turn runs.
+    pub fn steer(&self, steer: super::steering::Steer) -> Result<CancellationToken, super::steering::Steer> {
         let mut state = self.state();
-        if state.turn.is_none() {
-            return Err(steer);
-        }
+        let Some(turn) = &state.turn else { return Err(steer) };
+        let cancel = turn.cancel.clone();
         state.steering.push(steer);
-        Ok(())
+        Ok(cancel)
     }
 
     /// The messages sent into the running turn so far, in order.

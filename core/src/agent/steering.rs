@@ -60,17 +60,8 @@ impl Agent {
             if !session.turn_running() {
                 return Err(idle(&req.session_id));
             }
-            let uploads = this.config.data_dir.join("uploads");
-            let jail = crate::tools::Jail::new(session.roots.clone(), this.config.forbidden_paths.clone());
-            let blocks = req.prompt;
-            // Uploads are blocking work, as for session/prompt.
-            let (content, blocks) =
-                tokio::task::spawn_blocking(move || (prompt::convert(&blocks, &uploads, &jail), blocks))
-                    .await
-                    .map_err(|e| AgentError::internal(format!("converting the message: {e}")))?;
-            let content = content?;
+            let prompt = this.user_prompt(&session, req.prompt).await?;
             let (taken, was_taken) = oneshot::channel();
-            let prompt = UserPrompt { text: content.text, images: content.images, blocks };
             if session.steer(Steer { prompt, taken }).is_err() {
                 return Err(idle(&req.session_id));
             }

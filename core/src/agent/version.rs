@@ -5,8 +5,8 @@
 //! Pure decisions only, so every transport (stdio, memory, `corvid serve`, the bridge) gets the
 //! same answer through `Agent::initialize`, the one place that calls them.
 
-/// The highest version Corvid answers. It stays 1 until the v2 method set and shapes are
-/// served: answering 2 with v1 shapes would break every v2 client (issue 17).
+/// The highest version Corvid answers by default. 2 (the v2 preview) is answered only when
+/// `[acp] protocol_v2` turns it on, until every v2 method is served (issue 17).
 pub(crate) const HIGHEST: u16 = 1;
 
 /// The version an `initialize` asking for `requested` gets: the highest Corvid speaks at or
@@ -16,18 +16,19 @@ pub(crate) fn select(requested: u16, highest: u16) -> u16 {
 }
 
 /// Why a repeated `initialize` is refused (-32600, invalid request).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum RepeatRefused {
     /// A repeat must ask for the selected version or newer.
+    #[error("this connection speaks protocol version {selected}; a repeated initialize cannot ask for {requested}")]
     Lower { selected: u16, requested: u16 },
     /// A repeat comes before any other request, or not at all.
+    #[error("a repeated initialize must come before any other request")]
     AfterOtherRequests,
 }
 
 /// A repeated `initialize` on a v2 connection: accepted (same selected version) when it asks
 /// for v2 or newer before any other request; a lower one is refused. A v1 connection keeps
 /// today's behaviour (every repeat answered), so v1 clients see no change.
-#[cfg_attr(not(test), expect(dead_code, reason = "used once the v2 route exists"))]
 pub(crate) fn repeat(selected: u16, requested: u16, other_requests_seen: bool) -> Result<u16, RepeatRefused> {
     if selected < 2 {
         return Ok(select(requested, selected));

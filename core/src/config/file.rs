@@ -59,6 +59,8 @@ pub(super) struct SandboxSection {
 pub(super) struct AcpSection {
     /// The alias used when a `session/new` names none (and the connection sets none).
     pub(super) default_agent: Option<String>,
+    /// Answer ACP v2 (preview) to a client that asks for it.
+    pub(super) protocol_v2: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -105,6 +105,9 @@ pub struct Config {
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
+    /// `[acp] protocol_v2` (or `CORVID_PROTOCOL_V2=1`): a client asking for protocol version 2
+    /// gets the ACP v2 preview. Off by default until every v2 method is served (issue 17).
+    pub protocol_v2: bool,
     /// `[sandbox]`: how commands are confined.
     pub sandbox: SandboxConfig,
 }
@@ -287,6 +290,10 @@ impl Config {
             file: None,
             problem: None,
             agents,
+            protocol_v2: env
+                .var("CORVID_PROTOCOL_V2")
+                .map(|v| v == "1" || v == "true")
+                .unwrap_or_else(|| file.acp.as_ref().and_then(|a| a.protocol_v2).unwrap_or(defaults.protocol_v2)),
             default_agent: file.acp.and_then(|a| a.default_agent),
             sandbox: Self::sandbox(file.sandbox.unwrap_or_default(), file.mcp.unwrap_or_default(), env)?,
         })
@@ -348,6 +355,7 @@ impl Default for Config {
             problem: None,
             agents: Default::default(),
             default_agent: None,
+            protocol_v2: false,
             sandbox: SandboxConfig::default(),
         }
     }

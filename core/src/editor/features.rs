@@ -25,6 +25,9 @@ pub struct ClientFeatures {
     /// `subagent_update`, its updates under its id); otherwise its progress shows in the
     /// parent's tool card.
     pub subagents: bool,
+    /// The connection speaks ACP v2: no client `fs/*` or `terminal/*`, and the client's
+    /// requests (permission questions) take v2's shapes.
+    pub v2: bool,
 }
 
 impl From<&acp::ClientCapabilities> for ClientFeatures {
@@ -39,6 +42,17 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
             plan: caps.plan.is_some(),
             subagents: caps.subagents.is_some(),
+            v2: false,
         }
+    }
+}
+
+impl ClientFeatures {
+    /// A v2 client's capabilities (`initialize`'s `capabilities`). v2 has no client files or
+    /// terminals; notices and compaction updates are part of its stable schema. Forms stay off
+    /// until `elicitation/create` speaks v2 (ask_user then asks through a permission question).
+    pub fn of_v2(caps: &serde_json::Value) -> Self {
+        let auth_terminal = caps.pointer("/auth/terminal").is_some_and(|t| !t.is_null() && t != false);
+        Self { compaction: true, notices: true, auth_terminal, v2: true, ..Self::default() }
     }
 }

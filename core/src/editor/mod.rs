@@ -63,7 +63,12 @@ pub struct EditorClient {
     features: ClientFeatures,
     deadlines: Deadlines,
     cancel: CancellationToken,
+    on_question: Option<QuestionHook>,
 }
+
+/// Told `true` when a question to the user (a permission request) starts blocking the turn and
+/// `false` once it is answered: ACP v2's `requires_action` and `running` states.
+pub type QuestionHook = std::sync::Arc<dyn Fn(bool) -> futures_util::future::BoxFuture<'static, ()> + Send + Sync>;
 
 impl EditorClient {
     pub fn new(
@@ -73,7 +78,12 @@ impl EditorClient {
         deadlines: Deadlines,
         cancel: CancellationToken,
     ) -> Self {
-        Self { peer, session_id, features, deadlines, cancel }
+        Self { peer, session_id, features, deadlines, cancel, on_question: None }
+    }
+
+    pub fn on_question(mut self, hook: QuestionHook) -> Self {
+        self.on_question = Some(hook);
+        self
     }
 
     /// What the editor said it can do.
@@ -174,10 +184,23 @@ impl EditorClient {
         options: Vec<acp::PermissionOption>,
     ) -> Result<acp::RequestPermissionOutcome, EditorError> {
         let tool_call = crate::event::v1::tool_call_update(call);
-        let request = acp::RequestPermissionRequest::new(self.session_id.clone(), tool_call, options);
-        let answer: acp::RequestPermissionResponse =
-            self.call("session/request_permission", &request, self.deadlines.question).await?;
-        Ok(answer.outcome)
+        if let Some(hook) = &self.on_question {
+            hook(true).await;
+        }
+        let answer: Result<acp::RequestPermissionResponse, _> = if self.features.v2 {
+            let request = crate::event::v2::permission_request(&self.session_id, &tool_call, &options);
+            self.call("session/request_permission", &request, self.deadlines.question).await
+        } else {
+            let request = acp::RequestPermissionRequest::new(self.session_id.clone(), tool_call, options);
+            self.call("session/request_permission", &request, self.deadlines.question).await
+        };
+        // A cancelled turn goes idle instead (its end says so).
+        if let Some(hook) = &self.on_question
+            && !matches!(answer, Err(EditorError::Cancelled))
+        {
+            hook(false).await;
+        }
+        Ok(answer?.outcome)
     }
 
     /// `elicitation/create`: the user's action on the form.

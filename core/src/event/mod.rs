@@ -7,14 +7,37 @@
 //! `ContentBlock`: v1 and v2 give them the same shape. Everything whose shape differs between
 //! the versions (diffs, tool calls, plans, config options) is Corvid's own type here.
 //!
-//! Stored sessions keep what was sent: the v1 payload (`store::batch::Record::Update`).
+//! Stored sessions keep what was sent to v1 clients: the v1 payload
+//! (`store::batch::Record::Update`); [`v2`] converts those for v2 connections.
 
 pub mod v1;
+pub mod v2;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::Value;
+
+/// The protocol version a connection speaks (0 until its `initialize`): how its frames are
+/// spelled. Shared by the connection's agent, which sets it, and its outbox, which reads it.
+#[derive(Debug, Clone, Default)]
+pub struct Wire(Arc<AtomicU16>);
+
+impl Wire {
+    pub fn version(&self) -> u16 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub fn set(&self, version: u16) {
+        self.0.store(version, Ordering::Relaxed);
+    }
+
+    pub fn is_v2(&self) -> bool {
+        self.version() >= 2
+    }
+}
 
 /// One thing a client is told about a session.
 #[derive(Debug, Clone)]

@@ -53,11 +53,13 @@ pub struct Setup {
     /// `mcpServers` of `session/new`.
     pub mcp_servers: Value,
     pub configure: Box<dyn FnOnce(&mut Config)>,
+    /// Speak ACP v2 (`[acp] protocol_v2` on, `initialize` asks for 2; `caps` are v2's).
+    pub v2: bool,
 }
 
 impl Default for Setup {
     fn default() -> Self {
-        Setup { caps: json!({}), mode: "ask", mcp_servers: json!([]), configure: Box::new(|_| {}) }
+        Setup { caps: json!({}), mode: "ask", mcp_servers: json!([]), configure: Box::new(|_| {}), v2: false }
     }
 }
 
@@ -113,11 +115,16 @@ impl Engine {
         let model = FakeModel::start(script).await;
         let mut config = test_config(&model.base_url, &dir.path().join(".data"));
         (setup.configure)(&mut config);
+        config.protocol_v2 |= setup.v2;
         let (transport, peer) = corvid_core::transport::memory::memory(None);
         let shutdown = CancellationToken::new();
         let served = tokio::spawn(corvid_core::serve(transport, config, shutdown.clone()));
         let editor = Editor::start(peer);
-        let init = json!({ "protocolVersion": 1, "clientCapabilities": setup.caps });
+        let init = if setup.v2 {
+            json!({ "protocolVersion": 2, "info": { "name": "engine-tests", "version": "1" }, "capabilities": setup.caps })
+        } else {
+            json!({ "protocolVersion": 1, "clientCapabilities": setup.caps })
+        };
         editor.call("initialize", init, WAIT).await.expect("initialize");
         let new = json!({ "cwd": dir.path(), "mcpServers": setup.mcp_servers });
         let created = editor.call("session/new", new, WAIT).await.expect("session/new");
@@ -146,6 +153,34 @@ impl Engine {
     pub async fn prompt(&self, text: &str) -> Value {
         let params = json!({ "sessionId": self.session, "prompt": [{ "type": "text", "text": text }] });
         self.editor.request("session/prompt", params).await
+    }
+
+    /// A v2 `session/prompt`: its answer (`{messageId}`), which comes before the turn ends.
+    pub async fn prompt_v2(&self, text: &str) -> Value {
+        let params = json!({ "sessionId": self.session, "prompt": [{ "type": "text", "text": text }] });
+        self.editor.call("session/prompt", params, WAIT).await.expect("the v2 prompt's answer")
+    }
+
+    /// Waits for the v2 `state_update` `idle` of this session's turn: its stop reason.
+    pub async fn idle_v2(&self, within: Duration) -> Result<(usize, String), String> {
+        let (index, frame) = self
+            .editor
+            .wait_for(within, |f| {
+                f.update_for(&self.session)
+                    .is_some_and(|u| u["sessionUpdate"] == "state_update" && u["state"] == "idle")
+            })
+            .await?;
+        let stop = frame.update_for(&self.session).and_then(|u| u["stopReason"].as_str()).unwrap_or_default();
+        Ok((index, stop.to_string()))
+    }
+
+    /// The `state_update` states of this session, in order.
+    pub fn states_v2(&self) -> Vec<String> {
+        self.updates()
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "state_update")
+            .filter_map(|u| u["state"].as_str().map(str::to_string))
+            .collect()
     }
 
     /// A whole turn: its stop reason.

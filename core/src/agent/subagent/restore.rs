@@ -71,6 +71,9 @@ impl Agent {
 
     /// Sends the stored stream of session `id` and of the children it announced.
     pub(in crate::agent) async fn replay(&self, store: &Store, id: &str) -> Result<(), AgentError> {
+        if self.wire.is_v2() {
+            return self.replay_v2(store, id).await;
+        }
         let mut replayed = HashSet::new();
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
@@ -82,6 +85,25 @@ impl Agent {
                     self.replay_child(store, &child).await?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A v2 replay: the session's own stream in v2's words (`event::v2::Replay`). Its
+    /// subagents are not replayed: v2 has no subagent sessions on the wire.
+    async fn replay_v2(&self, store: &Store, id: &str) -> Result<(), AgentError> {
+        let mut converter = crate::event::v2::Replay::default();
+        let mut ledger = store.ledger(id);
+        while let Some(page) = ledger.next().await? {
+            for payload in page {
+                let Ok(v1) = serde_json::from_str::<serde_json::Value>(&payload) else { continue };
+                for update in converter.push(&v1) {
+                    self.peer.send_raw(update_frame(id, &update.to_string())).await?;
+                }
+            }
+        }
+        if let Some(update) = converter.finish() {
+            self.peer.send_raw(update_frame(id, &update.to_string())).await?;
         }
         Ok(())
     }

@@ -148,6 +148,8 @@ impl Turn {
             text: args.prompt.clone(),
             images: Vec::new(),
             blocks: vec![acp::ContentBlock::from(args.prompt.clone())],
+            message_id: None,
+            echoed: None,
         };
         let run = Turn::new(claim, ctx).run(prompt);
         let progress = async {

@@ -25,12 +25,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::accounting;
 use super::commands::{self, Command};
-use super::outbox::{agent_note, emit, record_message};
+use super::outbox::{agent_note, emit, record_message, send_live};
 use super::session::{Session, TurnClaim};
 use crate::agent::error::AgentError;
 use crate::agent::outbox::Outbox;
 use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
+use crate::event::v2::{Live, TurnState};
 use crate::event::{Event, StopReason, TurnEnd, TurnTokens};
 use crate::provider::{ChatMessage, FinishReason};
 use crate::rpc::Peer;
@@ -60,6 +61,11 @@ pub struct UserPrompt {
     pub images: Vec<crate::provider::ImageRef>,
     /// The blocks as the client sent them (replayed as `user_message_chunk`s).
     pub blocks: Vec<acp::ContentBlock>,
+    /// The message's id, when the client was already given one (a v2 `session/prompt`'s
+    /// answer); otherwise the turn makes one.
+    pub message_id: Option<String>,
+    /// Told once the message is stored and echoed (a v2 `session/prompt` answers then).
+    pub echoed: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Longest session title taken from a first prompt.
@@ -107,7 +113,10 @@ impl Turn {
         let deadlines =
             Deadlines { request: ctx.config.client_request_timeout, question: ctx.config.permission_timeout };
         let asked_as = ctx.delegation.as_ref().map_or(session.id.as_str(), |d| d.editor_session(&session.id));
-        let editor = EditorClient::new(ctx.peer, asked_as.to_string(), ctx.client, deadlines, cancel.clone());
+        let mut editor = EditorClient::new(ctx.peer, asked_as.to_string(), ctx.client, deadlines, cancel.clone());
+        if ctx.outbox.is_v2() {
+            editor = editor.on_question(state_hook(ctx.outbox.clone(), asked_as.to_string()));
+        }
         let jail = Jail::new(session.roots.clone(), ctx.config.forbidden_paths.clone());
         Self {
             number: claim.number as i64,
@@ -129,16 +138,18 @@ impl Turn {
     /// Runs the turn to its one stop reason.
     pub async fn run(self, prompt: UserPrompt) -> Result<TurnEnd, AgentError> {
         let command = commands::parse(&prompt.text);
-        let user_id = uuid::Uuid::new_v4().to_string();
+        let user_id = prompt.message_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         match &self.delegation {
             // A subagent's task comes from its parent: a message received from that session.
             Some(d) => self.receive_task(d, &user_id, prompt.blocks).await,
             None => {
-                for block in prompt.blocks {
-                    let chunk = Event::UserChunk { message_id: user_id.clone(), content: block };
-                    emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
-                }
+                self.store_user_message(&user_id, prompt.blocks).await;
+                send_live(&self.outbox, &self.session.id, &Live::State(TurnState::Running)).await;
             }
+        }
+        if let Some(echoed) = prompt.echoed {
+            self.outbox.flush().await;
+            let _ = echoed.send(());
         }
         self.announce_title(&prompt.text).await;
 
@@ -345,16 +356,31 @@ impl Turn {
     /// that is durable: the answer is the client's sign that the model reads it.
     async fn take_in_steering(&self, messages: &mut Vec<ChatMessage>) {
         for steer in self.session.take_steering() {
-            let message_id = uuid::Uuid::new_v4().to_string();
-            for block in steer.prompt.blocks {
-                let chunk = Event::UserChunk { message_id: message_id.clone(), content: block };
-                emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
-            }
+            let message_id = steer.prompt.message_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            self.store_user_message(&message_id, steer.prompt.blocks).await;
             let mut message = ChatMessage::user(steer.prompt.text);
             message.images = steer.prompt.images;
             self.remember(messages, message).await;
             self.outbox.flush().await;
             let _ = steer.taken.send(());
+        }
+    }
+
+    /// Stores a user message as its blocks (replayed as `user_message_chunk`s; a v1 client has
+    /// it already, so nothing is sent), and echoes it whole to a v2 client (`user_message`).
+    async fn store_user_message(&self, message_id: &str, blocks: Vec<acp::ContentBlock>) {
+        let echo = self.outbox.is_v2().then(|| blocks.clone());
+        for block in blocks {
+            let chunk = Event::UserChunk { message_id: message_id.to_string(), content: block };
+            emit(&self.outbox, &self.session, Some(self.number), &chunk, false).await;
+        }
+        if let Some(blocks) = echo {
+            send_live(
+                &self.outbox,
+                &self.session.id,
+                &Live::UserMessage { message_id: message_id.to_string(), blocks },
+            )
+            .await;
         }
     }
 
@@ -364,6 +390,19 @@ impl Turn {
         self.session.state().history.push(message.clone());
         messages.push(message);
     }
+}
+
+/// The v2 turn states a permission question moves the session through (`requires_action` while
+/// it waits, `running` once answered), in order with the turn's updates.
+fn state_hook(outbox: Outbox, session_id: String) -> crate::editor::QuestionHook {
+    std::sync::Arc::new(move |asking| {
+        let (outbox, session_id) = (outbox.clone(), session_id.clone());
+        Box::pin(async move {
+            let state = if asking { TurnState::RequiresAction } else { TurnState::Running };
+            send_live(&outbox, &session_id, &Live::State(state)).await;
+            outbox.flush().await;
+        })
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,331 @@
+//! Session updates as the ACP v2 preview (SDK 2.4.0's `v2/schema.json`) spells them.
+//!
+//! Sessions are stored as the v1 payloads v1 clients were sent (`event::v1`); a v2 connection
+//! gets every stored payload converted here, live and on replay alike, so what a v2 client sees
+//! live is what a later resume replays (ARCHITECTURE.md, "One store for both versions"). What
+//! v2 has and v1 lacks (the prompt lifecycle's `state_update` and the `user_message` echo) is a
+//! [`Live`] signal: sent to v2 clients only, never stored.
+//!
+//! Updates v2 has no word for are dropped: `current_mode_update` (v2 has no modes; the mode is
+//! a config option there), and the crate-only subagent and session-message updates, which SDK
+//! 2.4.0's v2 schema does not define (docs/acp-v2-crate-vs-schema.md).
+
+use serde_json::{Map, Value, json};
+
+use super::StopReason;
+
+/// The plan id of a v1 whole-plan update (v2 plans always carry one; Corvid has one plan).
+pub const PLAN_ID: &str = "plan";
+
+/// What v2 clients are told about a turn that v1 has no update for.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// The user's message, echoed with the `messageId` its `session/prompt` was answered with.
+    UserMessage {
+        message_id: String,
+        blocks: Vec<agent_client_protocol_schema::v1::ContentBlock>,
+    },
+    State(TurnState),
+}
+
+/// The session's turn state (`state_update`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnState {
+    Running,
+    /// A permission question or a form blocks the turn.
+    RequiresAction,
+    /// The turn ended: why, or the error that ended it.
+    Idle(Result<StopReason, TurnError>),
+}
+
+/// The JSON-RPC error object of a failed turn (`stopReason: "error"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnError {
+    pub code: i64,
+    pub message: String,
+}
+
+/// The `update` of a live signal.
+pub fn live(signal: &Live) -> Value {
+    match signal {
+        Live::UserMessage { message_id, blocks } => {
+            json!({ "sessionUpdate": "user_message", "messageId": message_id, "content": blocks })
+        }
+        Live::State(TurnState::Running) => json!({ "sessionUpdate": "state_update", "state": "running" }),
+        Live::State(TurnState::RequiresAction) => {
+            json!({ "sessionUpdate": "state_update", "state": "requires_action" })
+        }
+        Live::State(TurnState::Idle(Ok(stop))) => {
+            json!({ "sessionUpdate": "state_update", "state": "idle", "stopReason": stop.as_str() })
+        }
+        Live::State(TurnState::Idle(Err(e))) => json!({
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "error",
+            "error": { "code": e.code, "message": e.message },
+        }),
+    }
+}
+
+/// The v2 update(s) of one stored v1 payload: none when v2 has no word for it.
+pub fn convert(v1: &Value) -> Option<Value> {
+    let obj = v1.as_object()?;
+    let kind = obj.get("sessionUpdate")?.as_str()?;
+    match kind {
+        "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk" => {
+            // v2 requires the message id (Corvid always sets it).
+            obj.get("messageId")?;
+            Some(v1.clone())
+        }
+        "tool_call" | "tool_call_update" => Some(tool_call(obj)),
+        "plan" => Some(plan(PLAN_ID, obj.get("entries"))),
+        "plan_update" => Some(plan(obj.get("planId")?.as_str()?, obj.get("entries"))),
+        "usage_update" | "session_info_update" | "compaction_summary_chunk" => Some(v1.clone()),
+        "notice" => {
+            let mut out = obj.clone();
+            out.entry("severity").or_insert_with(|| "warning".into());
+            Some(Value::Object(out))
+        }
+        "compaction_update" => {
+            let mut out = obj.clone();
+            // SDK 2.4.0 requires a status where the crate may omit it.
+            if out.get("status").is_none_or(Value::is_null) {
+                out.insert("status".into(), "in_progress".into());
+            }
+            Some(Value::Object(out))
+        }
+        "config_option_update" => {
+            let options = obj.get("configOptions").map(config_options).unwrap_or_default();
+            Some(json!({ "sessionUpdate": "config_option_update", "configOptions": options }))
+        }
+        "available_commands_update" => {
+            let commands = obj.get("availableCommands").map(commands).unwrap_or_default();
+            Some(json!({ "sessionUpdate": "available_commands_update", "availableCommands": commands }))
+        }
+        _ => None,
+    }
+}
+
+/// A v1 `tool_call` or `tool_call_update` as the v2 upsert `tool_call_update`.
+fn tool_call(obj: &Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    out.insert("sessionUpdate".into(), "tool_call_update".into());
+    for key in ["toolCallId", "name", "title", "kind", "status", "locations", "rawInput", "rawOutput", "_meta"] {
+        if let Some(v) = obj.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(content) = obj.get("content") {
+        let converted = match content.as_array() {
+            Some(items) => Value::Array(items.iter().filter_map(tool_content).collect()),
+            None => Value::Null,
+        };
+        out.insert("content".into(), converted);
+    }
+    Value::Object(out)
+}
+
+/// One item of a tool call's content: text and blocks as they are, a whole-file diff as a v2
+/// diff (the change and its `git_patch`), a terminal by its id; a session reference is dropped.
+fn tool_content(item: &Value) -> Option<Value> {
+    match item.get("type")?.as_str()? {
+        "content" | "terminal" => Some(item.clone()),
+        "diff" => {
+            let path = item.get("path")?.as_str()?;
+            let old = item.get("oldText").and_then(Value::as_str);
+            let new = item.get("newText").and_then(Value::as_str).unwrap_or_default();
+            let operation = if old.is_some() { "modify" } else { "add" };
+            Some(json!({
+                "type": "diff",
+                "changes": [{ "operation": operation, "path": path, "fileType": "text" }],
+                "patch": { "format": "git_patch", "text": git_patch(path, old, new) },
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// A `diff --git` section for one file, with absolute paths and no `a/` `b/` prefixes (the
+/// `git_patch` format's rule).
+pub fn git_patch(path: &str, old: Option<&str>, new: &str) -> String {
+    let diff = similar::TextDiff::from_lines(old.unwrap_or_default(), new);
+    let mut text = format!("diff --git {path} {path}\n");
+    let from = if old.is_some() {
+        path.to_string()
+    } else {
+        text.push_str("new file mode 100644\n");
+        "/dev/null".to_string()
+    };
+    text.push_str(&format!("--- {from}\n+++ {path}\n"));
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        text.push_str(&hunk.to_string());
+    }
+    text
+}
+
+fn plan(plan_id: &str, entries: Option<&Value>) -> Value {
+    let entries = entries.cloned().filter(Value::is_array).unwrap_or_else(|| json!([]));
+    json!({ "sessionUpdate": "plan_update", "plan": { "type": "items", "planId": plan_id, "entries": entries } })
+}
+
+/// v1 config options (`id`) as v2's (`configId`).
+pub fn config_options(v1: &Value) -> Vec<Value> {
+    let Some(options) = v1.as_array() else { return Vec::new() };
+    options
+        .iter()
+        .filter_map(|o| {
+            let mut o = o.as_object()?.clone();
+            let id = o.remove("id")?;
+            o.insert("configId".into(), id);
+            Some(Value::Object(o))
+        })
+        .collect()
+}
+
+/// v1 slash commands as v2's (`type: "command"`, the input hint as a `text` input).
+pub fn commands(v1: &Value) -> Vec<Value> {
+    let Some(commands) = v1.as_array() else { return Vec::new() };
+    commands
+        .iter()
+        .filter_map(|c| {
+            let mut c = c.as_object()?.clone();
+            c.insert("type".into(), "command".into());
+            if let Some(input) = c.get_mut("input")
+                && let Some(hint) = input.get("hint").cloned()
+            {
+                *input = json!({ "type": "text", "hint": hint });
+            }
+            Some(Value::Object(c))
+        })
+        .collect()
+}
+
+/// A v2 `session/request_permission` about `call` (the v1 spelling of the call as it would
+/// run): the call's title as the question's, the call as its subject.
+pub fn permission_request(
+    session_id: &str,
+    call: &agent_client_protocol_schema::v1::ToolCallUpdate,
+    options: &[agent_client_protocol_schema::v1::PermissionOption],
+) -> Value {
+    let mut v1 = serde_json::to_value(call).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = v1.as_object_mut() {
+        obj.insert("sessionUpdate".into(), "tool_call_update".into());
+    }
+    let mut tool_call = v1.as_object().map(tool_call).unwrap_or_else(|| json!({}));
+    if let Some(obj) = tool_call.as_object_mut() {
+        obj.remove("sessionUpdate");
+    }
+    let title = tool_call.get("title").and_then(Value::as_str).unwrap_or("Allow this tool call?").to_string();
+    json!({
+        "sessionId": session_id,
+        "title": title,
+        "subject": { "type": "tool_call", "toolCall": tool_call },
+        "options": options,
+    })
+}
+
+/// A session's stored stream converted for a v2 replay: the blocks of one user message
+/// (stored as v1 `user_message_chunk`s) become the one `user_message` v2 clients were sent live.
+#[derive(Default)]
+pub struct Replay {
+    user: Option<(String, Vec<Value>)>,
+}
+
+impl Replay {
+    /// The v2 updates that `v1` completes (a user message waits for its last block).
+    pub fn push(&mut self, v1: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        if v1.get("sessionUpdate").and_then(Value::as_str) == Some("user_message_chunk")
+            && let (Some(id), Some(content)) = (v1.get("messageId").and_then(Value::as_str), v1.get("content"))
+        {
+            match &mut self.user {
+                Some((open, blocks)) if open == id => blocks.push(content.clone()),
+                _ => {
+                    out.extend(self.finish());
+                    self.user = Some((id.to_string(), vec![content.clone()]));
+                }
+            }
+            return out;
+        }
+        out.extend(self.finish());
+        out.extend(convert(v1));
+        out
+    }
+
+    /// The user message still open at the end of the stream.
+    pub fn finish(&mut self) -> Option<Value> {
+        let (id, blocks) = self.user.take()?;
+        Some(json!({ "sessionUpdate": "user_message", "messageId": id, "content": blocks }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_diff_is_an_add_with_a_git_patch_from_dev_null() {
+        let v1 = json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c1",
+            "title": "Write a.txt",
+            "kind": "edit",
+            "status": "pending",
+            "content": [{ "type": "diff", "path": "/w/a.txt", "oldText": null, "newText": "one\ntwo\n" }],
+        });
+        let v2 = convert(&v1).expect("converted");
+        assert_eq!(v2["sessionUpdate"], "tool_call_update");
+        assert_eq!(v2["title"], "Write a.txt");
+        let diff = &v2["content"][0];
+        assert_eq!(diff["changes"][0], json!({ "operation": "add", "path": "/w/a.txt", "fileType": "text" }));
+        assert_eq!(
+            diff["patch"]["text"],
+            "diff --git /w/a.txt /w/a.txt\nnew file mode 100644\n--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+        );
+    }
+
+    #[test]
+    fn a_modified_file_has_a_hunk_with_context() {
+        let patch = git_patch("/w/b.txt", Some("a\nb\nc\n"), "a\nB\nc\n");
+        assert_eq!(
+            patch,
+            "diff --git /w/b.txt /w/b.txt\n--- /w/b.txt\n+++ /w/b.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        );
+    }
+
+    #[test]
+    fn plans_options_and_commands_take_v2_names() {
+        let plan = convert(&json!({ "sessionUpdate": "plan", "entries": [] })).expect("plan");
+        assert_eq!(plan["plan"], json!({ "type": "items", "planId": PLAN_ID, "entries": [] }));
+        let options = convert(
+            &json!({ "sessionUpdate": "config_option_update", "configOptions": [{ "id": "mode", "name": "Mode" }] }),
+        )
+        .expect("options");
+        assert_eq!(options["configOptions"][0], json!({ "configId": "mode", "name": "Mode" }));
+        let commands = convert(&json!({
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [{ "name": "compact", "description": "d", "input": { "hint": "h" } }],
+        }))
+        .expect("commands");
+        assert_eq!(commands["availableCommands"][0]["type"], "command");
+        assert_eq!(commands["availableCommands"][0]["input"], json!({ "type": "text", "hint": "h" }));
+        assert!(convert(&json!({ "sessionUpdate": "current_mode_update", "currentModeId": "x" })).is_none());
+    }
+
+    #[test]
+    fn a_replay_merges_one_message_blocks_into_one_user_message() {
+        let chunk = |id: &str, text: &str| json!({ "sessionUpdate": "user_message_chunk", "messageId": id, "content": { "type": "text", "text": text } });
+        let answer = json!({ "sessionUpdate": "agent_message_chunk", "messageId": "a", "content": { "type": "text", "text": "hi" } });
+        let mut replay = Replay::default();
+        assert!(replay.push(&chunk("u1", "one")).is_empty());
+        assert!(replay.push(&chunk("u1", "two")).is_empty());
+        let out = replay.push(&answer);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0]["sessionUpdate"], "user_message");
+        assert_eq!(out[0]["content"].as_array().map(Vec::len), Some(2));
+        assert_eq!(out[1], answer);
+        assert!(replay.push(&chunk("u2", "three")).is_empty());
+        assert!(replay.push(&chunk("u3", "four")).len() == 1, "a new message closes the last one");
+        assert_eq!(replay.finish().expect("open message")["messageId"], "u3");
+    }
+}
