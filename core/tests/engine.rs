@@ -293,6 +293,39 @@ async fn v2_cancel_while_a_permission_question_is_open_ends_idle_cancelled_and_w
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_tool_call_cancel_stops_a_running_command_and_the_turn_goes_on() {
+    let script = Script::new([run_command("call_1", "sleep 30"), Reply::text("stopped, moving on")]);
+    let engine = Engine::start(script, Setup { v2: true, mode: "full", ..Setup::default() }).await;
+    engine.prompt_v2("run it").await;
+    let (_, running) = engine
+        .editor
+        .wait_for(WAIT, |f| {
+            f.update_for(&engine.session)
+                .is_some_and(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "in_progress")
+        })
+        .await
+        .expect("the command runs");
+    let update = running.update_for(&engine.session).expect("an update").clone();
+    assert_eq!(update["capabilities"], json!({ "cancel": {} }));
+    let params = json!({ "sessionId": engine.session, "toolCallId": update["toolCallId"] });
+    let sent = tokio::time::Instant::now();
+    assert_eq!(engine.editor.call("tool_call/cancel", params.clone(), WAIT).await.expect("accepted"), json!({}));
+    assert_eq!(engine.idle_v2(Duration::from_secs(5)).await.expect("idle").1, "end_turn", "the turn goes on");
+    assert!(sent.elapsed() < Duration::from_secs(5), "the command was stopped, not waited for");
+    let statuses: Vec<Value> = engine
+        .updates()
+        .into_iter()
+        .filter(|u| u["toolCallId"] == update["toolCallId"])
+        .filter_map(|u| u.get("status").cloned())
+        .collect();
+    assert_eq!(statuses.last(), Some(&json!("cancelled")), "{statuses:?}");
+    let results = tool_results(&engine.model.requests()[1]);
+    assert!(results[0].1.contains("stopped this tool call"), "{results:?}");
+    let again = engine.editor.call("tool_call/cancel", params, WAIT).await;
+    assert!(again.is_err_and(|e| e.contains("-32602")), "a final call cannot be cancelled");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_while_the_editor_reads_a_file() {
     let script = Script::new([Reply::tool("call_1", "read_file", json!({ "path": "notes.txt" }))]);
     let setup = Setup { caps: json!({ "fs": { "readTextFile": true } }), ..Setup::default() };

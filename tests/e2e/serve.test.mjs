@@ -10,6 +10,7 @@ import { startFakeModel } from "../support/fake-model.mjs";
 import { sqlRows } from "../support/sqlite.mjs";
 import { agentEnv, spawnAgent, textOf } from "../support/agent.mjs";
 import { connect, makeCerts, refusedServer, startServer, tokenFile } from "../support/server.mjs";
+import { v2Validator } from "../support/schema.mjs";
 
 const TOKEN = "t0k-" + Math.random().toString(36).slice(2);
 let fake;
@@ -306,6 +307,39 @@ test("bridge: the official SDK drives `corvid acp --connect wss://…` for one t
     assert.equal((await bridge.exited).code, 0, bridge.stderr);
     assert.deepEqual(bridge.violations, [], "only valid ACP frames on the bridge's stdout");
   }));
+
+test("ACP v2 over wss and through the bridge, when the server turns it on: the same negotiation and prompt lifecycle", () =>
+  withServer(
+    async (server) => {
+      const V2_INIT = { protocolVersion: 2, info: { name: "serve-v2", version: "1" }, capabilities: {} };
+      const idle = (frames, sessionId) =>
+        frames.find((f) => f.method === "session/update" && f.params.sessionId === sessionId && f.params.update.state === "idle");
+      fake.script("WS-V2", { chunks: [{ content: "v2 over the wire" }] });
+      const c = await connect(server.url, { headers: bearer, ca: certs.ca, validate: v2Validator().validateAgentFrame });
+      assert.equal((await c.request(1, "initialize", V2_INIT)).result.protocolVersion, 2);
+      const { sessionId } = (await c.request(2, "session/new", { cwd: tmpdir() })).result;
+      assert.match((await c.request(3, "session/prompt", { sessionId, prompt: text("WS-V2 go") })).result.messageId, /^[0-9a-f-]{36}$/);
+      await c.waitFor(() => idle(c.frames, sessionId), 10000, "idle");
+      assert.equal(textOf(c.updates(sessionId), "agent_message_chunk"), "v2 over the wire");
+      await c.close();
+      assert.deepEqual(c.violations, [], "every frame is valid ACP v2");
+
+      const bridge = spawnAgent({
+        env: agentEnv(),
+        args: ["acp", "--connect", server.url, "--token-file", tokenPath, "--ca-cert", certs.caFile],
+        validator: v2Validator(),
+      });
+      assert.equal((await bridge.request("i", "initialize", V2_INIT, 10000)).result.protocolVersion, 2);
+      const b = (await bridge.request("n", "session/new", { cwd: tmpdir() }, 10000)).result.sessionId;
+      fake.script("BRIDGE-V2", { chunks: [{ content: "relayed v2" }] });
+      await bridge.request("p", "session/prompt", { sessionId: b, prompt: text("BRIDGE-V2 go") }, 10000);
+      await bridge.waitFor(() => idle(bridge.frames, b), 10000, "idle through the bridge");
+      assert.equal(textOf(bridge.updates(b), "agent_message_chunk"), "relayed v2");
+      await bridge.stop();
+      assert.deepEqual(bridge.violations, [], "only valid ACP v2 frames on the bridge's stdout");
+    },
+    { env: agentEnv({ fake, extra: { CORVID_PROTOCOL_V2: "1" } }) },
+  ));
 
 test("bridge: connect failures say why on stderr and exit non-zero", async () => {
   await withServer(async (server) => {

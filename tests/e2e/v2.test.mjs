@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 import * as acp1 from "@agentclientprotocol/sdk";
@@ -176,6 +177,32 @@ test("session/cancel ends the turn with idle/cancelled and nothing after it", as
   await c.done();
 });
 
+test("tool_call/cancel stops one running command: the card ends cancelled, the model is told, the turn goes on", async () => {
+  const c = await connect();
+  const s = await c.newSession();
+  await c.ctx.request(acp.methods.agent.session.setConfigOption, { sessionId: s.sessionId, configId: "mode", value: "full" });
+  const m = marker("STOPME");
+  fake.script(m, {
+    steps: [{ toolCalls: [{ name: "run_command", arguments: { command: "sleep 30" } }] }, { chunks: [{ content: "Understood, stopped." }] }],
+  });
+  const before = fake.requests.length;
+  const t0 = performance.now();
+  await c.prompt(s.sessionId, m);
+  const running = await c.until(s.sessionId, (u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress");
+  assert.deepEqual(running.capabilities, { cancel: {} }, "a running call advertises cancel");
+  assert.deepEqual(await c.ctx.request(acp.methods.agent.toolCall.cancel, { sessionId: s.sessionId, toolCallId: running.toolCallId }), {});
+  const ended = await c.until(s.sessionId, (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === running.toolCallId && u.status === "cancelled");
+  assert.equal(ended.capabilities, null, "a final call can no longer be cancelled");
+  await c.until(s.sessionId, idleWith("end_turn"), 10000, "the turn goes on to end_turn");
+  assert.ok(performance.now() - t0 < 10000, "the command was stopped, not waited for");
+  assert.equal(text(c.of(s.sessionId), "agent_message_chunk"), "Understood, stopped.");
+  const told = JSON.stringify(fake.requests.slice(before).filter((q) => q.api === "openai").at(-1).body.messages.at(-1));
+  assert.match(told, /stopped this tool call/);
+  // Already final: -32602.
+  await assert.rejects(c.ctx.request(acp.methods.agent.toolCall.cancel, { sessionId: s.sessionId, toolCallId: running.toolCallId }), (e) => e.code === -32602);
+  await c.done();
+});
+
 test("a session made over v1 resumes over v2 with its history replayed in v2's words; list, close, delete", async () => {
   const env = agentEnv({ fake, extra: { CORVID_PROTOCOL_V2: "1" } });
   const cwd = workspace();
@@ -216,6 +243,24 @@ test("a session made over v1 resumes over v2 with its history replayed in v2's w
   await c.ctx.request(acp.methods.agent.session.delete, { sessionId });
   const after = await c.ctx.request(acp.methods.agent.session.list, { cwd });
   assert.deepEqual(after.sessions, []);
+  await c.done();
+});
+
+test("MCP servers in v2's shape (stdio with its `type`): connected and their tools offered", async () => {
+  const c = await connect();
+  const server = join(dirname(fileURLToPath(import.meta.url)), "..", "support", "mcp-server.mjs");
+  const s = await c.ctx.request(acp.methods.agent.session.new, {
+    cwd: workspace(),
+    mcpServers: [{ type: "stdio", name: "alpha", command: process.execPath, args: [server, "alpha"], env: [] }],
+  });
+  const alpha = s._meta.corvid.mcpServers.find((x) => x.name === "alpha");
+  assert.equal(alpha.state, "connected", JSON.stringify(s._meta));
+  const m = marker("MCP");
+  fake.script(m, { chunks: [{ content: "ok" }] });
+  await c.prompt(s.sessionId, m);
+  await c.until(s.sessionId, idleWith("end_turn"));
+  const tools = fake.requests.filter((q) => q.api === "openai").at(-1).body.tools.map((t) => t.function.name);
+  assert.ok(tools.includes("mcp__alpha__echo"), tools.join(","));
   await c.done();
 });
 

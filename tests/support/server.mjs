@@ -76,7 +76,8 @@ export function refusedServer({ env, args }) {
  * Opens a WebSocket. Resolves with a client, or with `{ status }` when the server answers the
  * upgrade with a plain HTTP response (401, 503, ...).
  */
-export function connect(url, { headers = {}, protocols = undefined, ca = undefined, maxPayload } = {}) {
+/** `validate`: another schema's frame check (`v2Validator().validateAgentFrame` for ACP v2). */
+export function connect(url, { headers = {}, protocols = undefined, ca = undefined, maxPayload, validate = validateAgentFrame } = {}) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols, { headers, ca, maxPayload });
     ws.once("unexpected-response", (_req, res) => {
@@ -84,12 +85,12 @@ export function connect(url, { headers = {}, protocols = undefined, ca = undefin
       res.on("data", (d) => (body += d));
       res.on("end", () => resolve({ status: res.statusCode, body }));
     });
-    ws.once("open", () => resolve(wsClient(ws)));
+    ws.once("open", () => resolve(wsClient(ws, validate)));
     ws.once("error", (e) => reject(e));
   });
 }
 
-function wsClient(ws) {
+function wsClient(ws, validate) {
   const frames = [];
   const violations = [];
   const clientRequests = new Map();
@@ -104,7 +105,7 @@ function wsClient(ws) {
       violations.push(`frame is not JSON: ${data.toString("utf8").slice(0, 200)}`);
       return;
     }
-    const err = validateAgentFrame(frame, clientRequests);
+    const err = validate(frame, clientRequests);
     if (err) violations.push(err);
     frames.push(frame);
     for (const w of [...waiters]) w.check();

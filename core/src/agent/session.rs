@@ -57,6 +57,8 @@ pub struct SessionState {
     turn: Option<RunningTurn>,
     /// Messages sent into the running turn, waiting for its next model request.
     steering: Vec<super::steering::Steer>,
+    /// The running tool calls that can be stopped alone (v2's `tool_call/cancel`), by card id.
+    stoppable: Vec<(String, CancellationToken)>,
     next_turn: u64,
 }
 
@@ -146,6 +148,7 @@ impl Session {
                 spent: r.spent,
                 turn: None,
                 steering: Vec::new(),
+                stoppable: Vec::new(),
                 next_turn: r.next_turn,
             }),
         }
@@ -222,6 +225,23 @@ impl Session {
     /// The messages sent into the running turn so far, in order.
     pub fn take_steering(&self) -> Vec<super::steering::Steer> {
         std::mem::take(&mut self.state().steering)
+    }
+
+    /// Registers a running tool call that `stop_call` may stop (until `finished_call`).
+    pub fn running_call(&self, id: &str, stop: CancellationToken) {
+        self.state().stoppable.push((id.to_string(), stop));
+    }
+
+    pub fn finished_call(&self, id: &str) {
+        self.state().stoppable.retain(|(running, _)| running != id);
+    }
+
+    /// Stops one running tool call; `false` if there is none of that id.
+    pub fn stop_call(&self, id: &str) -> bool {
+        let state = self.state();
+        let Some((_, stop)) = state.stoppable.iter().find(|(running, _)| running == id) else { return false };
+        stop.cancel();
+        true
     }
 
     pub fn has_steering(&self) -> bool {

@@ -47,6 +47,7 @@ pub enum Method {
     SessionCancel,
     AuthLogin,
     AuthLogout,
+    ToolCallCancel,
 }
 
 impl Method {
@@ -62,6 +63,7 @@ impl Method {
         Method::SessionCancel,
         Method::AuthLogin,
         Method::AuthLogout,
+        Method::ToolCallCancel,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -77,6 +79,7 @@ impl Method {
             Method::SessionCancel => "session/cancel",
             Method::AuthLogin => "auth/login",
             Method::AuthLogout => "auth/logout",
+            Method::ToolCallCancel => "tool_call/cancel",
         }
     }
 
@@ -114,10 +117,28 @@ impl Agent {
             Method::AuthLogout => {
                 self.logout(params).map(|r| r.map_err(|e| renamed(e, "logout", "auth/logout"))).boxed()
             }
+            Method::ToolCallCancel => futures_util::future::ready(self.cancel_tool_call(params)).boxed(),
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()).into())).boxed()
             }
         }
+    }
+
+    /// `tool_call/cancel`: stops one running tool call; the turn goes on (the model reads that
+    /// the user stopped it, and the card ends `cancelled`). Answered once the stop is asked for.
+    fn cancel_tool_call(&self, params: Option<Value>) -> Result<Value, AgentError> {
+        let req: ToolCallCancelRequest = parse(Method::ToolCallCancel.name(), params)?;
+        let session = self.sessions.get(&req.session_id)?;
+        if !session.stop_call(&req.tool_call_id) {
+            return Err(AgentError::invalid_params(
+                Method::ToolCallCancel.name(),
+                format!(
+                    "toolCallId: `{}` is not a running tool call of session {} (unknown, already final, or not cancellable)",
+                    req.tool_call_id, req.session_id
+                ),
+            ));
+        }
+        Ok(json!({}))
     }
 
     /// The v2 `initialize` answer (after the version was chosen).
@@ -267,6 +288,14 @@ fn copy_of(p: &UserPrompt) -> UserPrompt {
     }
 }
 
+/// `tool_call/cancel`'s params.
+#[derive(Debug, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallCancelRequest {
+    pub session_id: String,
+    pub tool_call_id: String,
+}
+
 /// How a v2 prompt was taken.
 enum Started {
     /// A new turn; resolves once the message is stored and echoed.
@@ -313,13 +342,21 @@ pub(super) fn renamed(e: AgentError, v1: &str, v2: &str) -> AgentError {
     }
 }
 
-/// v2 params with v1's required lists filled in (`mcpServers` may be omitted or null in v2).
+/// v2 params in v1's shape: the lists v1 requires filled in (`mcpServers` may be omitted or
+/// null in v2), and stdio MCP servers without the `type: "stdio"` v2 requires and v1 lacks.
 pub(super) fn with_v1_lists(params: Option<Value>) -> Value {
     let mut params = params.unwrap_or_else(|| json!({}));
     if let Some(obj) = params.as_object_mut() {
         for key in ["mcpServers", "additionalDirectories"] {
             if obj.get(key).is_none_or(Value::is_null) {
                 obj.insert(key.into(), json!([]));
+            }
+        }
+        if let Some(servers) = obj.get_mut("mcpServers").and_then(Value::as_array_mut) {
+            for server in servers.iter_mut().filter_map(Value::as_object_mut) {
+                if server.get("type").and_then(Value::as_str) == Some("stdio") {
+                    server.remove("type");
+                }
             }
         }
     }

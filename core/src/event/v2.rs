@@ -115,6 +115,20 @@ fn tool_call(obj: &Map<String, Value>) -> Value {
             out.insert(key.into(), v.clone());
         }
     }
+    // Running calls can be stopped alone (`tool_call/cancel`); a final one no longer can. A call
+    // the user stopped is stored as v1's `failed` with `rawOutput.stopped`: v2 says `cancelled`.
+    match obj.get("status").and_then(Value::as_str) {
+        Some("in_progress") => {
+            out.insert("capabilities".into(), json!({ "cancel": {} }));
+        }
+        Some("completed" | "failed") => {
+            out.insert("capabilities".into(), Value::Null);
+            if obj.get("rawOutput").and_then(|r| r.get("stopped")) == Some(&Value::Bool(true)) {
+                out.insert("status".into(), "cancelled".into());
+            }
+        }
+        _ => {}
+    }
     if let Some(content) = obj.get("content") {
         let converted = match content.as_array() {
             Some(items) => Value::Array(items.iter().filter_map(tool_content).collect()),
@@ -282,6 +296,22 @@ mod tests {
             diff["patch"]["text"],
             "diff --git /w/a.txt /w/a.txt\nnew file mode 100644\n--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
         );
+    }
+
+    #[test]
+    fn a_running_call_can_be_stopped_and_a_stopped_one_says_cancelled() {
+        let running =
+            convert(&json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress" }));
+        assert_eq!(running.expect("running")["capabilities"], json!({ "cancel": {} }));
+        let stopped = convert(&json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed",
+            "rawOutput": { "error": "Stopped", "stopped": true },
+        }))
+        .expect("stopped");
+        assert_eq!(stopped["status"], "cancelled");
+        assert_eq!(stopped["capabilities"], Value::Null);
+        let failed = convert(&json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed" }));
+        assert_eq!(failed.expect("failed")["status"], "failed");
     }
 
     #[test]

@@ -159,8 +159,8 @@ async fn by_permission(a: &Args, cx: &ToolContext<'_>) -> Result<Output, ToolErr
     let chosen = match outcome {
         acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
         _ => {
-            // The user cancelled the question: that cancels the turn, as for any permission.
-            cx.cancel.cancel();
+            // The user cancelled the question: that cancels the turn, as for any permission (the
+            // turn ends on this error: `Turn::tool_call`).
             return Err(ToolError::Cancelled);
         }
     };

@@ -132,15 +132,41 @@ impl Turn {
             }
             Err(e) => return self.fail(&id, &e).await,
         }
-        if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
+        // The call's own token: the turn's cancel stops it, and so does a `tool_call/cancel` of
+        // this call alone (registered while it runs), after which the turn goes on.
+        let stop = self.cancel.child_token();
+        self.session.running_call(&id, stop.clone());
+        let result =
+            if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
+                Err(ToolError::Cancelled)
+            } else {
+                let cx = ToolContext { cancel: &stop, ..cx };
+                if name == crate::tools::delegate::NAME {
+                    self.delegate(&args, &cx).await
+                } else {
+                    tool.run(&args, &cx).await
+                }
+            };
+        self.session.finished_call(&id);
+        if self.cancel.is_cancelled() {
             return None;
         }
-        let result = if name == crate::tools::delegate::NAME {
-            self.delegate(&args, &cx).await
-        } else {
-            tool.run(&args, &cx).await
-        };
-        if self.cancel.is_cancelled() || matches!(result, Err(ToolError::Cancelled)) {
+        if stop.is_cancelled() {
+            const STOPPED: &str = "Stopped by the user before it finished";
+            let patch = ToolPatch::new(&id)
+                .status(ToolStatus::Failed)
+                .content(vec![ToolContent::Text(format!("{STOPPED}."))])
+                .raw_output(serde_json::json!({ "error": STOPPED, "stopped": true }));
+            self.tool_update(patch).await;
+            return Some(format!(
+                "The user stopped this tool call before it finished ({STOPPED}). Do not run it again unless asked; \
+                 go on with the task another way or say what you need."
+            ));
+        }
+        if matches!(result, Err(ToolError::Cancelled)) {
+            // The tool's own wait was cancelled (a `cancelled` answer to its question): that
+            // ends the turn, as a cancelled permission question does.
+            self.cancel.cancel();
             return None;
         }
         match result {
