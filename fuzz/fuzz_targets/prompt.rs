@@ -179,7 +179,10 @@ fuzz_target!(|input: Input| {
     let _ = std::fs::remove_dir_all(&uploads);
     let outside_before = tree::listing(&t.outside);
     let jail = Jail::new(Roots::new(t.root.clone(), Vec::new()), vec![t.forbidden.clone()]);
-    let shown = percent_decoded(&params.to_string());
+    // What the prompt itself holds, as sent and percent-decoded (decoding alone can break a
+    // secret that is typed in: `%eFORBIDDEN` decodes to a byte 0xEF before "ORBIDDEN").
+    let raw = params.to_string();
+    let shown = format!("{raw}\n{}", percent_decoded(&raw));
     let result = prompt_content(params, &uploads, &jail);
     assert_eq!(tree::listing(&t.outside), outside_before, "something was written outside");
     match result {
