@@ -66,7 +66,7 @@ function loadCases(file) {
  * named `v2-*.jsonl`), validated against the v2 schema.
  */
 async function startProcess(cwd, v2 = false) {
-  const env = agentEnv({ fake, extra: v2 ? { CORVID_PROTOCOL_V2: "1" } : {} });
+  const env = agentEnv({ fake });
   const agent = spawnAgent({ env, validator: v2 ? v2Validator() : null });
   let n = 0;
   const rid = () => `setup-${++n}`;

@@ -338,7 +338,7 @@ test("ACP v2 over wss and through the bridge, when the server turns it on: the s
       await bridge.stop();
       assert.deepEqual(bridge.violations, [], "only valid ACP v2 frames on the bridge's stdout");
     },
-    { env: agentEnv({ fake, extra: { CORVID_PROTOCOL_V2: "1" } }) },
+    { env: agentEnv({ fake }) },
   ));
 
 test("bridge: connect failures say why on stderr and exit non-zero", async () => {

@@ -59,6 +59,7 @@ pub fn parse_params_v2(method: &str, params: Option<Value>) -> Result<(), RpcErr
         V2::SessionSetConfigOption => v1(Method::SessionSetConfigOption, params),
         V2::SessionCancel => v1(Method::SessionCancel, params),
         V2::ToolCallCancel => round_trip::<v2::ToolCallCancelRequest>(method, params),
+        V2::TerminalCancel => round_trip::<v2::TerminalCancelRequest>(method, params),
         V2::AuthLogin => v1(Method::Authenticate, params)
             .map_err(|e| RpcError::from(v2::renamed(e.into(), "authenticate", "auth/login"))),
         V2::AuthLogout => {

@@ -18,7 +18,7 @@ impl Agent {
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_u64)
             .map(|v| u16::try_from(v).unwrap_or(u16::MAX));
-        let highest = if self.config.protocol_v2 { 2 } else { super::version::HIGHEST };
+        let highest = if self.config.protocol_v2 { super::version::HIGHEST } else { super::version::V1_ONLY };
         let current = self.wire.version();
         // The highest version Corvid speaks at or below the request (`version::select`); the
         // client decides whether it can live with the answer. A repeat keeps the connection's

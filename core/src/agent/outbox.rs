@@ -69,11 +69,12 @@ impl Outbox {
         self.tx.send(Entry::Write { record, frame: None }).await.is_ok()
     }
 
-    /// The frame of a stored payload in the connection's version: the payload itself for v1,
-    /// its conversion for v2 (none, when v2 has no word for it).
+    /// The frame of a stored payload in the connection's version: the payload itself for v1
+    /// (but for v2's agent-owned terminals, `event::v1::for_v1`), its conversion for v2 (none,
+    /// when v2 has no word for it).
     pub fn frame(&self, session_id: &str, payload: &str) -> Option<String> {
         if !self.wire.is_v2() {
-            return Some(update_frame(session_id, payload));
+            return event::v1::for_v1(payload).map(|p| update_frame(session_id, &p));
         }
         let v1 = serde_json::from_str::<serde_json::Value>(payload).ok()?;
         event::v2::convert(&v1).map(|update| update_frame(session_id, &update.to_string()))

@@ -57,9 +57,19 @@ pub struct SessionState {
     turn: Option<RunningTurn>,
     /// Messages sent into the running turn, waiting for its next model request.
     steering: Vec<super::steering::Steer>,
-    /// The running tool calls that can be stopped alone (v2's `tool_call/cancel`), by card id.
-    stoppable: Vec<(String, CancellationToken)>,
+    /// What can be stopped alone while it runs: tool calls (v2's `tool_call/cancel`, by card
+    /// id) and the commands of agent-owned terminals (`terminal/cancel`, by terminal id).
+    stoppable: Vec<(Stoppable, CancellationToken)>,
     next_turn: u64,
+}
+
+/// Something running in a session that a client may stop on its own, the turn going on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stoppable {
+    /// A tool call, by its card's id.
+    Call(String),
+    /// The command of an agent-owned terminal, by the terminal's id.
+    Terminal(String),
 }
 
 /// Where a restored session picks up.
@@ -227,19 +237,19 @@ impl Session {
         std::mem::take(&mut self.state().steering)
     }
 
-    /// Registers a running tool call that `stop_call` may stop (until `finished_call`).
-    pub fn running_call(&self, id: &str, stop: CancellationToken) {
-        self.state().stoppable.push((id.to_string(), stop));
+    /// Registers a running tool call or terminal command that `stop` may stop (until `finished`).
+    pub fn running(&self, what: Stoppable, stop: CancellationToken) {
+        self.state().stoppable.push((what, stop));
     }
 
-    pub fn finished_call(&self, id: &str) {
-        self.state().stoppable.retain(|(running, _)| running != id);
+    pub fn finished(&self, what: &Stoppable) {
+        self.state().stoppable.retain(|(running, _)| running != what);
     }
 
-    /// Stops one running tool call; `false` if there is none of that id.
-    pub fn stop_call(&self, id: &str) -> bool {
+    /// Stops one running tool call or command; `false` if there is none such.
+    pub fn stop(&self, what: &Stoppable) -> bool {
         let state = self.state();
-        let Some((_, stop)) = state.stoppable.iter().find(|(running, _)| running == id) else { return false };
+        let Some((_, stop)) = state.stoppable.iter().find(|(running, _)| running == what) else { return false };
         stop.cancel();
         true
     }

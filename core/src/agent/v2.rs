@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::outbox::send_live;
 use super::params::parse;
-use super::session::Session;
+use super::session::{Session, Stoppable};
 use super::steering::Steer;
 use super::turn::{Turn, UserPrompt};
 use super::{Agent, AgentError, RequestContext, prompt};
@@ -48,6 +48,7 @@ pub enum Method {
     AuthLogin,
     AuthLogout,
     ToolCallCancel,
+    TerminalCancel,
 }
 
 impl Method {
@@ -64,6 +65,7 @@ impl Method {
         Method::AuthLogin,
         Method::AuthLogout,
         Method::ToolCallCancel,
+        Method::TerminalCancel,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -80,6 +82,7 @@ impl Method {
             Method::AuthLogin => "auth/login",
             Method::AuthLogout => "auth/logout",
             Method::ToolCallCancel => "tool_call/cancel",
+            Method::TerminalCancel => "terminal/cancel",
         }
     }
 
@@ -118,6 +121,7 @@ impl Agent {
                 self.logout(params).map(|r| r.map_err(|e| renamed(e, "logout", "auth/logout"))).boxed()
             }
             Method::ToolCallCancel => futures_util::future::ready(self.cancel_tool_call(params)).boxed(),
+            Method::TerminalCancel => futures_util::future::ready(self.cancel_terminal(params)).boxed(),
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()).into())).boxed()
             }
@@ -128,17 +132,31 @@ impl Agent {
     /// the user stopped it, and the card ends `cancelled`). Answered once the stop is asked for.
     fn cancel_tool_call(&self, params: Option<Value>) -> Result<Value, AgentError> {
         let req: ToolCallCancelRequest = parse(Method::ToolCallCancel.name(), params)?;
-        let session = self.sessions.get(&req.session_id)?;
-        if !session.stop_call(&req.tool_call_id) {
-            return Err(AgentError::invalid_params(
-                Method::ToolCallCancel.name(),
-                format!(
-                    "toolCallId: `{}` is not a running tool call of session {} (unknown, already final, or not cancellable)",
-                    req.tool_call_id, req.session_id
-                ),
-            ));
+        self.stop_running(Method::ToolCallCancel, &req.session_id, Stoppable::Call(req.tool_call_id))
+    }
+
+    /// `terminal/cancel`: kills the command of one agent-owned terminal. Answered once the
+    /// kill is asked for; the terminal's `exitStatus` confirms it, and the tool call that ran
+    /// the command reports it to the model (the turn goes on).
+    fn cancel_terminal(&self, params: Option<Value>) -> Result<Value, AgentError> {
+        let req: TerminalCancelRequest = parse(Method::TerminalCancel.name(), params)?;
+        self.stop_running(Method::TerminalCancel, &req.session_id, Stoppable::Terminal(req.terminal_id))
+    }
+
+    /// Stops `what` in the session, or says (-32602) that nothing such runs there.
+    fn stop_running(&self, method: Method, session_id: &str, what: Stoppable) -> Result<Value, AgentError> {
+        let session = self.sessions.get(session_id)?;
+        if session.stop(&what) {
+            return Ok(json!({}));
         }
-        Ok(json!({}))
+        let (field, id, kind, why) = match &what {
+            Stoppable::Call(id) => ("toolCallId", id, "tool call", "unknown, already final, or not cancellable"),
+            Stoppable::Terminal(id) => ("terminalId", id, "terminal", "unknown or already exited"),
+        };
+        Err(AgentError::invalid_params(
+            method.name(),
+            format!("{field}: `{id}` is not a running {kind} of session {session_id} ({why})"),
+        ))
     }
 
     /// The v2 `initialize` answer (after the version was chosen).
@@ -294,6 +312,14 @@ fn copy_of(p: &UserPrompt) -> UserPrompt {
 pub struct ToolCallCancelRequest {
     pub session_id: String,
     pub tool_call_id: String,
+}
+
+/// `terminal/cancel`'s params.
+#[derive(Debug, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCancelRequest {
+    pub session_id: String,
+    pub terminal_id: String,
 }
 
 /// How a v2 prompt was taken.

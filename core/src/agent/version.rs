@@ -5,9 +5,12 @@
 //! Pure decisions only, so every transport (stdio, memory, `corvid serve`, the bridge) gets the
 //! same answer through `Agent::initialize`, the one place that calls them.
 
-/// The highest version Corvid answers by default. 2 (the v2 preview) is answered only when
-/// `[acp] protocol_v2` turns it on, until every v2 method is served (issue 17).
-pub(crate) const HIGHEST: u16 = 1;
+/// The highest version Corvid speaks: 2, the v2 preview (SDK 2.4.0's `experimental/v2`).
+/// `[acp] protocol_v2 = false` keeps a deployment at 1 ([`V1_ONLY`]).
+pub(crate) const HIGHEST: u16 = 2;
+
+/// The highest version with v2 turned off.
+pub(crate) const V1_ONLY: u16 = 1;
 
 /// The version an `initialize` asking for `requested` gets: the highest Corvid speaks at or
 /// below it, with v1-only endpoints' legacy fallback (0, or anything below 1) to 1.
@@ -57,9 +60,11 @@ mod tests {
     }
 
     #[test]
-    fn today_every_request_is_answered_with_1() {
+    fn by_default_2_and_newer_get_2_and_with_v2_off_everything_gets_1() {
+        let by_default: Vec<u16> = [0, 1, 2, 3, u16::MAX].iter().map(|r| select(*r, HIGHEST)).collect();
+        assert_eq!(by_default, [1, 1, 2, 2, 2]);
         for requested in [0, 1, 2, 3, u16::MAX] {
-            assert_eq!(select(requested, HIGHEST), 1);
+            assert_eq!(select(requested, V1_ONLY), 1);
         }
     }
 

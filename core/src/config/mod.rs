@@ -105,8 +105,9 @@ pub struct Config {
     pub agents: std::collections::BTreeMap<String, AgentProfile>,
     /// `[acp] default_agent`.
     pub default_agent: Option<String>,
-    /// `[acp] protocol_v2` (or `CORVID_PROTOCOL_V2=1`): a client asking for protocol version 2
-    /// gets the ACP v2 preview. Off by default until every v2 method is served (issue 17).
+    /// `[acp] protocol_v2` (or `CORVID_PROTOCOL_V2`, `1`/`true` or anything else for off): a
+    /// client asking for protocol version 2 gets the ACP v2 preview. On by default; off keeps
+    /// every connection at 1.
     pub protocol_v2: bool,
     /// `[sandbox]`: how commands are confined.
     pub sandbox: SandboxConfig,
@@ -355,7 +356,7 @@ impl Default for Config {
             problem: None,
             agents: Default::default(),
             default_agent: None,
-            protocol_v2: false,
+            protocol_v2: true,
             sandbox: SandboxConfig::default(),
         }
     }

@@ -25,8 +25,8 @@ pub struct ClientFeatures {
     /// `subagent_update`, its updates under its id); otherwise its progress shows in the
     /// parent's tool card.
     pub subagents: bool,
-    /// The connection speaks ACP v2: no client `fs/*` or `terminal/*`, and the client's
-    /// requests (permission questions) take v2's shapes.
+    /// The connection speaks ACP v2: no client `fs/*` or `terminal/*` (commands run in
+    /// agent-owned terminals), and the client's requests (permission questions) take v2's shapes.
     pub v2: bool,
 }
 
@@ -49,10 +49,17 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
 
 impl ClientFeatures {
     /// A v2 client's capabilities (`initialize`'s `capabilities`). v2 has no client files or
-    /// terminals; notices and compaction updates are part of its stable schema. Forms stay off
-    /// until `elicitation/create` speaks v2 (ask_user then asks through a permission question).
+    /// terminals (commands run in agent-owned terminals); notices and compaction updates are
+    /// part of its stable schema. `elicitation.form` lets `ask_user` show a form, as in v1.
     pub fn of_v2(caps: &serde_json::Value) -> Self {
-        let auth_terminal = caps.pointer("/auth/terminal").is_some_and(|t| !t.is_null() && t != false);
-        Self { compaction: true, notices: true, auth_terminal, v2: true, ..Self::default() }
+        let on = |pointer: &str| caps.pointer(pointer).is_some_and(|t| !t.is_null() && t != false);
+        Self {
+            compaction: true,
+            notices: true,
+            auth_terminal: on("/auth/terminal"),
+            elicitation_form: on("/elicitation/form"),
+            v2: true,
+            ..Self::default()
+        }
     }
 }

@@ -184,9 +184,7 @@ impl EditorClient {
         options: Vec<acp::PermissionOption>,
     ) -> Result<acp::RequestPermissionOutcome, EditorError> {
         let tool_call = crate::event::v1::tool_call_update(call);
-        if let Some(hook) = &self.on_question {
-            hook(true).await;
-        }
+        self.asking().await;
         let answer: Result<acp::RequestPermissionResponse, _> = if self.features.v2 {
             let request = crate::event::v2::permission_request(&self.session_id, &tool_call, &options);
             self.call("session/request_permission", &request, self.deadlines.question).await
@@ -194,19 +192,35 @@ impl EditorClient {
             let request = acp::RequestPermissionRequest::new(self.session_id.clone(), tool_call, options);
             self.call("session/request_permission", &request, self.deadlines.question).await
         };
-        // A cancelled turn goes idle instead (its end says so).
+        self.answered(&answer).await;
+        Ok(answer?.outcome)
+    }
+
+    /// `elicitation/create`: the user's action on the form. v1 and v2 spell the form request
+    /// alike (docs/acp-v2-crate-vs-schema.md); over v2 it blocks the turn as a permission
+    /// question does (`requires_action`).
+    pub async fn elicit(&self, request: &acp::CreateElicitationRequest) -> Result<acp::ElicitationAction, EditorError> {
+        self.asking().await;
+        let answer: Result<acp::CreateElicitationResponse, _> =
+            self.call("elicitation/create", request, self.deadlines.question).await;
+        self.answered(&answer).await;
+        Ok(answer?.action)
+    }
+
+    /// Tells the question hook that a question starts blocking the turn.
+    async fn asking(&self) {
+        if let Some(hook) = &self.on_question {
+            hook(true).await;
+        }
+    }
+
+    /// Tells the question hook that the question was answered; a cancelled turn goes idle
+    /// instead (its end says so).
+    async fn answered<T>(&self, answer: &Result<T, EditorError>) {
         if let Some(hook) = &self.on_question
             && !matches!(answer, Err(EditorError::Cancelled))
         {
             hook(false).await;
         }
-        Ok(answer?.outcome)
-    }
-
-    /// `elicitation/create`: the user's action on the form.
-    pub async fn elicit(&self, request: &acp::CreateElicitationRequest) -> Result<acp::ElicitationAction, EditorError> {
-        let answer: acp::CreateElicitationResponse =
-            self.call("elicitation/create", request, self.deadlines.question).await?;
-        Ok(answer.action)
     }
 }

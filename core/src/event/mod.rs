@@ -82,6 +82,28 @@ pub enum Event {
     SessionMessage(SessionMessage),
     /// A block of a [`Event::SessionMessage`]'s content.
     SessionMessageChunk { message_id: String, content: acp::ContentBlock },
+    /// A command Corvid runs itself, streamed as an agent-owned terminal (v2 clients only:
+    /// v1 has no word for it, see [`v1::for_v1`]).
+    Terminal(Terminal),
+}
+
+/// The ids of agent-owned terminals start so (then the id of the call that runs the command).
+/// A v1 rendering finds them by it: only a v2 connection has them, and a v1 client's own
+/// terminals never appear in a session's card on a v2 connection.
+pub const AGENT_TERMINAL_PREFIX: &str = "corvid-terminal-";
+
+/// What happens to an agent-owned terminal.
+#[derive(Debug, Clone)]
+pub enum Terminal {
+    /// The command started: what it runs and where. It can be cancelled (`terminal/cancel`).
+    Started { id: String, command: String, cwd: PathBuf },
+    /// Bytes the command wrote (stdout and stderr, as they came).
+    Output { id: String, data: Vec<u8> },
+    /// The output as it stands, replacing what was sent: once a long output's stream was cut,
+    /// its end.
+    Replaced { id: String, data: Vec<u8> },
+    /// The command ended: its exit code, or the signal that ended it.
+    Exited { id: String, exit_code: Option<i32>, signal: Option<String> },
 }
 
 /// A subagent as its parent announces it.

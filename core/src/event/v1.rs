@@ -13,8 +13,16 @@ use super::{
 /// The `update` of a `session/update`, serialized. Tool calls are spelled out where the
 /// crate omits defaults: a new call says `"status":"pending"`, and a diff of a new file says
 /// `"oldText":null`, so clients that do not apply the schema's defaults still render them right.
+///
+/// An agent-owned terminal's update, which v1 has no word for, is stored in v2's spelling
+/// (`event::v2::terminal`) and never sent to v1 clients ([`for_v1`]).
 pub fn payload(event: &Event) -> serde_json::Result<String> {
-    let update = session_update(event);
+    if let Event::Terminal(t) = event {
+        return Ok(super::v2::terminal_payload(t));
+    }
+    let Some(update) = session_update(event) else {
+        return Err(serde::ser::Error::custom("an update v1 has no word for"));
+    };
     if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_)) {
         return serde_json::to_string(&update);
     }
@@ -34,9 +42,9 @@ pub fn payload(event: &Event) -> serde_json::Result<String> {
     serde_json::to_string(&value)
 }
 
-/// The v1 `SessionUpdate` of an event.
-pub fn session_update(event: &Event) -> acp::SessionUpdate {
-    match event {
+/// The v1 `SessionUpdate` of an event (`None`: v1 has no word for it).
+fn session_update(event: &Event) -> Option<acp::SessionUpdate> {
+    Some(match event {
         Event::UserChunk { message_id, content } => {
             acp::SessionUpdate::UserMessageChunk(chunk(content.clone(), message_id))
         }
@@ -76,7 +84,47 @@ pub fn session_update(event: &Event) -> acp::SessionUpdate {
         Event::SessionMessageChunk { message_id, content } => {
             acp::SessionUpdate::SessionMessageChunk(acp::SessionMessageChunk::new(message_id.clone(), content.clone()))
         }
+        Event::Terminal(_) => return None,
+    })
+}
+
+/// A stored payload as v1 clients are sent it: the payload itself, except for what only v2's
+/// agent-owned terminals have (a session run over v2, loaded over v1). Their own updates are
+/// not sent, and a card that shows one shows the command's output kept in its
+/// `rawOutput.output` instead (a running card's update, which has none yet, changes nothing).
+pub fn for_v1(payload: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    if payload.starts_with(super::v2::TERMINAL_PAYLOAD_START) {
+        return None;
     }
+    if !payload.contains(super::AGENT_TERMINAL_PREFIX) {
+        return Some(Cow::Borrowed(payload));
+    }
+    let Ok(mut update) = serde_json::from_str::<serde_json::Value>(payload) else {
+        return Some(Cow::Borrowed(payload));
+    };
+    let output = update.pointer("/rawOutput/output").and_then(|o| o.as_str()).map(str::to_string);
+    let Some(obj) = update.as_object_mut() else { return Some(Cow::Borrowed(payload)) };
+    let Some(items) = obj.get_mut("content").and_then(|c| c.as_array_mut()) else {
+        return Some(Cow::Borrowed(payload));
+    };
+    let before = items.len();
+    items.retain(|item| {
+        let id = item.get("terminalId").and_then(|t| t.as_str());
+        !(item.get("type").and_then(|t| t.as_str()) == Some("terminal")
+            && id.is_some_and(|id| id.starts_with(super::AGENT_TERMINAL_PREFIX)))
+    });
+    if items.len() == before {
+        return Some(Cow::Borrowed(payload));
+    }
+    match output {
+        Some(text) => items.push(serde_json::json!({ "type": "content", "content": { "type": "text", "text": text } })),
+        None if items.is_empty() => {
+            obj.remove("content");
+        }
+        None => {}
+    }
+    Some(Cow::Owned(update.to_string()))
 }
 
 fn subagent_update(s: &Subagent) -> acp::SubagentUpdate {

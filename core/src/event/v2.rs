@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::StopReason;
+use super::{StopReason, Terminal};
 
 /// The plan id of a v1 whole-plan update (v2 plans always carry one; Corvid has one plan).
 pub const PLAN_ID: &str = "plan";
@@ -81,6 +81,8 @@ pub fn convert(v1: &Value) -> Option<Value> {
         "plan" => Some(plan(PLAN_ID, obj.get("entries"))),
         "plan_update" => Some(plan(obj.get("planId")?.as_str()?, obj.get("entries"))),
         "usage_update" | "session_info_update" | "compaction_summary_chunk" => Some(v1.clone()),
+        // Stored in v2's words already (v1 has none for agent-owned terminals).
+        "terminal_update" | "terminal_output_chunk" => Some(v1.clone()),
         "notice" => {
             let mut out = obj.clone();
             out.entry("severity").or_insert_with(|| "warning".into());
@@ -104,6 +106,38 @@ pub fn convert(v1: &Value) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// How every stored agent-terminal payload starts ([`terminal_payload`] puts the kind first),
+/// so a v1 rendering skips them without parsing.
+pub const TERMINAL_PAYLOAD_START: &str = r#"{"sessionUpdate":"terminal_"#;
+
+/// An agent-owned terminal's update as v2 spells it, serialized with `sessionUpdate` first.
+pub fn terminal_payload(t: &Terminal) -> String {
+    use base64::Engine;
+    let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
+    let (kind, body) = match t {
+        Terminal::Started { id, command, cwd } => (
+            "terminal_update",
+            json!({ "terminalId": id, "command": command, "cwd": cwd, "capabilities": { "cancel": {} } }),
+        ),
+        Terminal::Output { id, data } => ("terminal_output_chunk", json!({ "terminalId": id, "data": b64(data) })),
+        Terminal::Replaced { id, data } => {
+            ("terminal_update", json!({ "terminalId": id, "output": { "data": b64(data) } }))
+        }
+        // A command that ended can no longer be cancelled.
+        Terminal::Exited { id, exit_code, signal } => (
+            "terminal_update",
+            json!({
+                "terminalId": id,
+                "exitStatus": { "exitCode": exit_code, "signal": signal },
+                "capabilities": null,
+            }),
+        ),
+    };
+    let body = body.to_string();
+    // `body` is a non-empty object: splice the kind in front of its first key.
+    format!(r#"{{"sessionUpdate":"{kind}",{}"#, &body[1..])
 }
 
 /// A v1 `tool_call` or `tool_call_update` as the v2 upsert `tool_call_update`.
@@ -312,6 +346,57 @@ mod tests {
         assert_eq!(stopped["capabilities"], Value::Null);
         let failed = convert(&json!({ "sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed" }));
         assert_eq!(failed.expect("failed")["status"], "failed");
+    }
+
+    #[test]
+    fn agent_terminal_updates_are_stored_in_v2_words_and_pass_the_converter_unchanged() {
+        let id = format!("{}t1-1", super::super::AGENT_TERMINAL_PREFIX);
+        let started = terminal_payload(&Terminal::Started {
+            id: id.clone(),
+            command: "make".into(),
+            cwd: std::path::PathBuf::from("/w"),
+        });
+        let output = terminal_payload(&Terminal::Output { id: id.clone(), data: b"ok\n".to_vec() });
+        let exited =
+            terminal_payload(&Terminal::Exited { id: id.clone(), exit_code: None, signal: Some("SIGKILL".into()) });
+        for payload in [&started, &output, &exited] {
+            assert!(payload.starts_with(TERMINAL_PAYLOAD_START), "{payload}");
+            let value: Value = serde_json::from_str(payload).expect("valid JSON");
+            assert_eq!(convert(&value).as_ref(), Some(&value), "stored as v2 sends it");
+        }
+        let started: Value = serde_json::from_str(&started).expect("json");
+        assert_eq!(
+            started,
+            json!({ "sessionUpdate": "terminal_update", "terminalId": id, "command": "make", "cwd": "/w", "capabilities": { "cancel": {} } })
+        );
+        let output: Value = serde_json::from_str(&output).expect("json");
+        assert_eq!(output["data"], "b2sK");
+        let exited: Value = serde_json::from_str(&exited).expect("json");
+        assert_eq!(exited["exitStatus"], json!({ "exitCode": null, "signal": "SIGKILL" }));
+        assert_eq!(exited["capabilities"], Value::Null);
+    }
+
+    #[test]
+    fn v1_frames_leave_out_agent_terminals_and_show_their_kept_output() {
+        use super::super::v1::for_v1;
+        let id = format!("{}t1-1", super::super::AGENT_TERMINAL_PREFIX);
+        let chunk = terminal_payload(&Terminal::Output { id: id.clone(), data: b"x".to_vec() });
+        assert_eq!(for_v1(&chunk), None, "v1 has no agent-owned terminals");
+        let running = json!({ "sessionUpdate": "tool_call_update", "toolCallId": "t1-1",
+            "content": [{ "type": "terminal", "terminalId": id }] })
+        .to_string();
+        let running: Value = serde_json::from_str(&for_v1(&running).expect("sent")).expect("json");
+        assert_eq!(running.get("content"), None, "nothing to show yet: the card's content is left as it was");
+        let done = json!({ "sessionUpdate": "tool_call_update", "toolCallId": "t1-1", "status": "completed",
+            "content": [{ "type": "terminal", "terminalId": id }], "rawOutput": { "output": "hello\n" } })
+        .to_string();
+        let done: Value = serde_json::from_str(&for_v1(&done).expect("sent")).expect("json");
+        assert_eq!(done["content"], json!([{ "type": "content", "content": { "type": "text", "text": "hello\n" } }]));
+        // A client's own terminal, and everything else, is sent byte for byte.
+        let client = r#"{"sessionUpdate":"tool_call_update","toolCallId":"t1-2","content":[{"type":"terminal","terminalId":"term-1"}]}"#;
+        assert!(matches!(for_v1(client), Some(std::borrow::Cow::Borrowed(p)) if p == client));
+        let text = r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"corvid-terminal-t1-1"}}"#;
+        assert_eq!(for_v1(text).as_deref(), Some(text));
     }
 
     #[test]

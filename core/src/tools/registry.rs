@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::files::Files;
 use super::{Announce, Jail, Output, ToolError};
 use crate::editor::EditorClient;
-use crate::event::{PlanItem, ToolContent};
+use crate::event::{PlanItem, Terminal, ToolContent};
 use crate::provider::ToolSpec;
 
 /// One tool the model can call.
@@ -52,6 +52,11 @@ pub trait Updates: Send + Sync {
     fn show(&self, content: Vec<ToolContent>, on_screen: bool) -> BoxFuture<'_, ()>;
     /// The model's plan, as the session's `plan` update.
     fn plan(&self, plan: Vec<PlanItem>) -> BoxFuture<'_, ()>;
+    /// Reports on the call's agent-owned terminal (v2 clients).
+    fn terminal(&self, update: Terminal) -> BoxFuture<'_, ()>;
+    /// A token that `terminal/cancel` of `terminal_id` fires, until [`Updates::terminal_ended`].
+    fn cancellable_terminal(&self, terminal_id: &str) -> CancellationToken;
+    fn terminal_ended(&self, terminal_id: &str);
 }
 
 /// Everything a tool call runs with.

@@ -1,15 +1,17 @@
 //! run_command: a shell command in the session's cwd, in the editor's terminal when it offers
 //! one (`terminal.rs`), else on this machine (`shell.rs`) with its output streamed into the
-//! tool card.
+//! tool card, or, for a v2 client, into an agent-owned terminal.
 
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::shell::Args;
+use tokio_util::sync::CancellationToken;
+
+use super::shell::{self, Args, Stops, Tail};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
-use crate::event::{ToolContent, ToolKind};
+use crate::event::{AGENT_TERMINAL_PREFIX, Terminal, ToolContent, ToolKind};
 use crate::provider::ToolSpec;
 use crate::sandbox::{Confinement, Escalation, Launch};
 
@@ -116,24 +118,130 @@ fn explain_denial(mut output: Output, sandbox: Option<&Launch>) -> Output {
     output
 }
 
-/// The command on this machine, its output shown in the card as it grows (throttled).
+/// The command on this machine. A v2 client gets it as an agent-owned terminal
+/// ([`run_in_agent_terminal`]); others see its output in the card as it grows (throttled).
 async fn run_local(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -> Result<Output, ToolError> {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let run = super::shell::run(args, cx.jail, sandbox, tx, cx.cancel);
+    if cx.editor.features().v2 {
+        return run_in_agent_terminal(args, cx, sandbox).await;
+    }
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    // Only v2's `terminal/cancel` stops a command alone.
+    let never = CancellationToken::new();
+    let run = shell::run(args, cx.jail, sandbox, tx, Stops { cancel: cx.cancel, stop: &never });
     tokio::pin!(run);
+    let mut shown = Tail::default();
+    let mut pending = false;
     let mut last_sent = tokio::time::Instant::now();
-    let mut pending: Option<String> = None;
     loop {
         tokio::select! {
-            result = &mut run => return result,
-            Some(text) = rx.recv() => pending = Some(text),
-            () = tokio::time::sleep(OUTPUT_EVERY), if pending.is_some() => {}
+            result = &mut run => return result.map(|(output, _)| output),
+            Some(bytes) = rx.recv() => {
+                shown.push(&bytes);
+                pending = true;
+            }
+            () = tokio::time::sleep(OUTPUT_EVERY), if pending => {}
         }
-        if last_sent.elapsed() >= OUTPUT_EVERY
-            && let Some(text) = pending.take()
-        {
-            cx.updates.show(vec![ToolContent::Text(text)], false).await;
+        if pending && last_sent.elapsed() >= OUTPUT_EVERY {
+            cx.updates.show(vec![ToolContent::Text(shown.text())], false).await;
+            pending = false;
             last_sent = tokio::time::Instant::now();
         }
+    }
+}
+
+/// The command as an agent-owned terminal (ACP v2 has no client terminals): announced with
+/// what it runs and where, its output streamed as chunks (throttled, at most
+/// [`TERMINAL_STREAM_CAP`] bytes; past that, the output's end replaces the stream once the
+/// command ends), and its exit status. The card shows the terminal; `terminal/cancel` kills
+/// the command and the call reports it, the turn going on.
+async fn run_in_agent_terminal(
+    args: &Value,
+    cx: &ToolContext<'_>,
+    sandbox: Option<&Launch>,
+) -> Result<Output, ToolError> {
+    let a: Args = parse_args("run_command", args)?;
+    let id = format!("{AGENT_TERMINAL_PREFIX}{}", cx.call_id);
+    let cwd = cx.jail.cwd().to_path_buf();
+    cx.updates.terminal(Terminal::Started { id: id.clone(), command: a.command.clone(), cwd }).await;
+    cx.updates.show(vec![ToolContent::Terminal(id.clone())], false).await;
+    let stop = cx.updates.cancellable_terminal(&id);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let run = shell::run(args, cx.jail, sandbox, tx, Stops { cancel: cx.cancel, stop: &stop });
+    tokio::pin!(run);
+    let mut stream = Stream::default();
+    let mut last_sent = tokio::time::Instant::now();
+    let result = loop {
+        tokio::select! {
+            result = &mut run => break result,
+            Some(bytes) = rx.recv() => stream.push(&bytes),
+            () = tokio::time::sleep(OUTPUT_EVERY), if !stream.pending.is_empty() => {}
+        }
+        if last_sent.elapsed() >= OUTPUT_EVERY
+            && let Some(data) = stream.take()
+        {
+            cx.updates.terminal(Terminal::Output { id: id.clone(), data }).await;
+            last_sent = tokio::time::Instant::now();
+        }
+    };
+    cx.updates.terminal_ended(&id);
+    // What the command wrote last, still queued when it ended.
+    while let Ok(bytes) = rx.try_recv() {
+        stream.push(&bytes);
+    }
+    if let Some(data) = stream.take() {
+        cx.updates.terminal(Terminal::Output { id: id.clone(), data }).await;
+    }
+    if stream.cut > 0 {
+        let mut data = format!("[the first {} bytes of the output are not shown]\n", stream.tail.dropped).into_bytes();
+        data.extend_from_slice(stream.tail.bytes());
+        cx.updates.terminal(Terminal::Replaced { id: id.clone(), data }).await;
+    }
+    let (mut output, exit) = match result {
+        Ok(done) => done,
+        Err(e) => {
+            // It never ran: the terminal still ends.
+            cx.updates.terminal(Terminal::Exited { id, exit_code: None, signal: None }).await;
+            return Err(e);
+        }
+    };
+    cx.updates.terminal(Terminal::Exited { id: id.clone(), exit_code: exit.code, signal: exit.signal }).await;
+    // The output too, for clients that do not draw terminals (and a v1 replay, `event::v1::for_v1`).
+    if let Some(raw) = output.raw.as_object_mut() {
+        raw.insert("terminalId".into(), json!(id));
+        raw.insert("output".into(), json!(stream.tail.text()));
+    }
+    output.content = vec![ToolContent::Terminal(id)];
+    Ok(output)
+}
+
+/// Most output bytes streamed to an agent-owned terminal.
+const TERMINAL_STREAM_CAP: usize = 1024 * 1024;
+
+/// An agent-owned terminal's output on its way out: the bytes not yet sent, how many were cut
+/// past [`TERMINAL_STREAM_CAP`], and the output's end (for the replacement after a cut).
+#[derive(Default)]
+struct Stream {
+    pending: Vec<u8>,
+    streamed: usize,
+    cut: usize,
+    tail: Tail,
+}
+
+impl Stream {
+    fn push(&mut self, bytes: &[u8]) {
+        self.tail.push(bytes);
+        let room = TERMINAL_STREAM_CAP.saturating_sub(self.streamed + self.pending.len());
+        let kept = bytes.len().min(room);
+        self.pending.extend_from_slice(&bytes[..kept]);
+        self.cut += bytes.len() - kept;
+    }
+
+    /// The bytes to send now, if any.
+    fn take(&mut self) -> Option<Vec<u8>> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        self.streamed += self.pending.len();
+        Some(std::mem::take(&mut self.pending))
     }
 }

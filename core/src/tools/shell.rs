@@ -3,6 +3,7 @@
 //! With a sandbox, the process is the launcher, which confines itself and supervises the
 //! shell it starts in its own process group (`sandbox::supervise`).
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -63,18 +64,63 @@ impl Args {
 pub enum Ended {
     Exited(Option<i32>),
     TimedOut,
+    /// The call or the turn was cancelled.
     Cancelled,
+    /// The user stopped the command alone (v2's `terminal/cancel`); the call goes on.
+    Stopped,
 }
 
-/// Runs the command (through the sandbox's launcher, if any); `progress` receives the output
-/// accumulated so far, as it grows.
+/// How the process itself ended: its exit code, or the signal that ended it (for an
+/// agent-owned terminal's `exitStatus`).
+#[derive(Debug, Clone, Default)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<String>,
+}
+
+/// The last [`OUTPUT_CAP`] bytes of a command's output, and how many came before them.
+#[derive(Default)]
+pub struct Tail {
+    bytes: Vec<u8>,
+    pub dropped: usize,
+}
+
+impl Tail {
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > OUTPUT_CAP {
+            let excess = self.bytes.len() - OUTPUT_CAP;
+            self.bytes.drain(..excess);
+            self.dropped += excess;
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// The ways a running command can be ended early.
+pub struct Stops<'a> {
+    /// The call's token (the turn's cancel, or `tool_call/cancel` of this call).
+    pub cancel: &'a CancellationToken,
+    /// The command's own (`terminal/cancel`): it is killed and the call reports it.
+    pub stop: &'a CancellationToken,
+}
+
+/// Runs the command (through the sandbox's launcher, if any); `progress` receives its output
+/// as it comes.
 pub async fn run(
     args: &Value,
     jail: &Jail,
     sandbox: Option<&Launch>,
-    progress: mpsc::UnboundedSender<String>,
-    cancel: &CancellationToken,
-) -> Result<Output, ToolError> {
+    progress: mpsc::UnboundedSender<Vec<u8>>,
+    stops: Stops<'_>,
+) -> Result<(Output, Exit), ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
     let mut cmd = match sandbox {
@@ -100,30 +146,27 @@ pub async fn run(
     spawn_reader(child.stdout.take(), tx.clone());
     spawn_reader(child.stderr.take(), tx);
 
-    let mut output: Vec<u8> = Vec::new();
-    let mut dropped = 0usize;
+    let mut output = Tail::default();
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut readers_done = false;
+    let mut status = None;
     let ended = loop {
         tokio::select! {
             biased;
-            () = cancel.cancelled() => break Ended::Cancelled,
+            () = stops.cancel.cancelled() => break Ended::Cancelled,
+            () = stops.stop.cancelled() => break Ended::Stopped,
             () = &mut deadline => break Ended::TimedOut,
             chunk = rx.recv(), if !readers_done => match chunk {
                 Some(bytes) => {
-                    output.extend_from_slice(&bytes);
-                    if output.len() > OUTPUT_CAP {
-                        let excess = output.len() - OUTPUT_CAP;
-                        output.drain(..excess);
-                        dropped += excess;
-                    }
-                    let _ = progress.send(String::from_utf8_lossy(&output).into_owned());
+                    output.push(&bytes);
+                    let _ = progress.send(bytes);
                 }
                 None => readers_done = true,
             },
-            status = child.wait(), if readers_done => {
-                break Ended::Exited(status.ok().and_then(|s| s.code()));
+            waited = child.wait(), if readers_done => {
+                status = waited.ok();
+                break Ended::Exited(status.and_then(|s| s.code()));
             }
         }
     };
@@ -135,21 +178,25 @@ pub async fn run(
             let _ = tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await;
         }
         signal_group(pgid, Signal::SIGKILL);
-        let _ = child.wait().await;
+        status = child.wait().await.ok();
     }
-    let text = String::from_utf8_lossy(&output).into_owned();
+    let exit = Exit {
+        code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()).and_then(|n| Signal::try_from(n).ok()).map(|s| s.as_str().to_string()),
+    };
+    let text = output.text();
     let (summary, ok, code) = outcome(&ended, timeout);
     let mut for_model = String::new();
-    if dropped > 0 {
-        for_model.push_str(&format!("[first {dropped} bytes of output dropped]\n"));
+    if output.dropped > 0 {
+        for_model.push_str(&format!("[first {} bytes of output dropped]\n", output.dropped));
     }
     for_model.push_str(&text);
     if !for_model.ends_with('\n') && !for_model.is_empty() {
         for_model.push('\n');
     }
     for_model.push_str(&format!("[{summary}]"));
-    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": dropped });
-    Ok(Output { ok, ..Output::text(for_model, raw) })
+    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": output.dropped });
+    Ok((Output { ok, ..Output::text(for_model, raw) }, exit))
 }
 
 /// A sandboxed command whose temp dir could not be made does not run.
@@ -165,6 +212,7 @@ pub(super) fn outcome(ended: &Ended, timeout: Duration) -> (String, bool, Option
         Ended::Exited(None) => ("killed by a signal".to_string(), false, None),
         Ended::TimedOut => (format!("timed out after {} s and was killed", timeout.as_secs()), false, None),
         Ended::Cancelled => ("cancelled and killed".to_string(), false, None),
+        Ended::Stopped => ("stopped by the user and killed".to_string(), false, None),
     }
 }
 

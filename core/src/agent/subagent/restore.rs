@@ -78,7 +78,9 @@ impl Agent {
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
             for payload in page {
-                self.peer.send_raw(update_frame(id, &payload)).await?;
+                if let Some(v1) = crate::event::v1::for_v1(&payload) {
+                    self.peer.send_raw(update_frame(id, &v1)).await?;
+                }
                 if let Some(child) = announced_child(&payload)
                     && replayed.insert(child.clone())
                 {
@@ -113,7 +115,9 @@ impl Agent {
         let mut ledger = store.ledger(child);
         while let Some(page) = ledger.next().await? {
             for payload in page {
-                self.peer.send_raw(update_frame(child, &payload)).await?;
+                if let Some(v1) = crate::event::v1::for_v1(&payload) {
+                    self.peer.send_raw(update_frame(child, &v1)).await?;
+                }
             }
         }
         Ok(())

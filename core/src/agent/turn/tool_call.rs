@@ -3,11 +3,13 @@
 //! model as declined; a cancel (or a `cancelled` answer) ends the turn.
 
 use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 use super::Turn;
 use crate::agent::modes::Mode;
 use crate::agent::permission::{self, Decision, Question};
-use crate::event::{Event, PlanItem, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
+use crate::agent::session::Stoppable;
+use crate::event::{Event, PlanItem, Terminal, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::sandbox::Confinement;
 use crate::tools::{Announce, Needs, Registry, Tool, ToolContext, ToolError, Updates};
@@ -41,6 +43,23 @@ impl Updates for Card<'_> {
             };
             self.turn.emit(event).await;
         })
+    }
+
+    fn terminal(&self, update: Terminal) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.turn.emit(Event::Terminal(update)).await;
+        })
+    }
+
+    /// A child of the call's own token would end the call; the command's is separate.
+    fn cancellable_terminal(&self, terminal_id: &str) -> CancellationToken {
+        let stop = CancellationToken::new();
+        self.turn.session.running(Stoppable::Terminal(terminal_id.to_string()), stop.clone());
+        stop
+    }
+
+    fn terminal_ended(&self, terminal_id: &str) {
+        self.turn.session.finished(&Stoppable::Terminal(terminal_id.to_string()));
     }
 }
 
@@ -135,7 +154,7 @@ impl Turn {
         // The call's own token: the turn's cancel stops it, and so does a `tool_call/cancel` of
         // this call alone (registered while it runs), after which the turn goes on.
         let stop = self.cancel.child_token();
-        self.session.running_call(&id, stop.clone());
+        self.session.running(Stoppable::Call(id.clone()), stop.clone());
         let result =
             if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
                 Err(ToolError::Cancelled)
@@ -147,15 +166,20 @@ impl Turn {
                     tool.run(&args, &cx).await
                 }
             };
-        self.session.finished_call(&id);
+        self.session.finished(&Stoppable::Call(id.clone()));
         if self.cancel.is_cancelled() {
             return None;
         }
         if stop.is_cancelled() {
             const STOPPED: &str = "Stopped by the user before it finished";
+            // An agent-owned terminal stays on the card: it holds what the command wrote.
+            let mut content = vec![ToolContent::Text(format!("{STOPPED}."))];
+            if let Ok(output) = &result {
+                content.extend(output.content.iter().filter(|c| matches!(c, ToolContent::Terminal(_))).cloned());
+            }
             let patch = ToolPatch::new(&id)
                 .status(ToolStatus::Failed)
-                .content(vec![ToolContent::Text(format!("{STOPPED}."))])
+                .content(content)
                 .raw_output(serde_json::json!({ "error": STOPPED, "stopped": true }));
             self.tool_update(patch).await;
             return Some(format!(
