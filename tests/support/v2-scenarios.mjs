@@ -395,4 +395,35 @@ export function registerV2Scenarios(transport, getFake) {
     assert.deepEqual((await c.ctx.request(acp.methods.agent.session.list, { cwd })).sessions, []);
     await c.done();
   });
+
+  test(named("what v1 sessions have carries over in v2's words: an image prompt, the title, usage, a plan, /compact"), async () => {
+    const c = await connect_();
+    const s = await c.newSession();
+    const m = marker("CARRY");
+    const entries = [
+      { content: "Look around", priority: "high", status: "in_progress" },
+      { content: "Fix it", priority: "medium", status: "pending" },
+    ];
+    fake.script(m, { steps: [{ toolCalls: [{ name: "update_plan", arguments: { entries } }] }, { chunks: [{ content: "planned" }] }] });
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const image = { type: "image", mimeType: "image/png", data: png };
+    await c.ctx.request(acp.methods.agent.session.prompt, { sessionId: s.sessionId, prompt: [{ type: "text", text: m }, image] });
+    await c.until(s.sessionId, idleWith("end_turn"), 10000, "idle end_turn");
+    const ups = c.of(s.sessionId);
+    const echo = ups.find((u) => u.sessionUpdate === "user_message");
+    assert.deepEqual(echo.content.map((b) => b.type), ["text", "image"], "the echo holds both blocks");
+    assert.equal(ups.find((u) => u.sessionUpdate === "session_info_update").title, m, "the first prompt titles the session");
+    assert.ok(ups.some((u) => u.sessionUpdate === "usage_update" && u.used > 0), "usage");
+    const plan = ups.find((u) => u.sessionUpdate === "plan_update").plan;
+    assert.equal(plan.type, "items");
+    assert.deepEqual(plan.entries.map((e) => [e.content, e.status]), [["Look around", "in_progress"], ["Fix it", "pending"]]);
+
+    fake.script("Summarize the conversation so far", { chunks: [{ content: "SUMMARY " }, { content: "of it" }] });
+    await c.prompt(s.sessionId, "/compact");
+    await c.until(s.sessionId, () => c.of(s.sessionId).filter(idleWith("end_turn")).length === 2, 10000, "the /compact turn's idle");
+    const compaction = c.of(s.sessionId).filter((u) => u.sessionUpdate.startsWith("compaction_"));
+    assert.deepEqual(compaction.map((u) => u.sessionUpdate), ["compaction_update", "compaction_summary_chunk", "compaction_summary_chunk", "compaction_update"]);
+    assert.deepEqual([compaction[0].status, compaction[3].status], ["in_progress", "completed"]);
+    await c.done();
+  });
 }
