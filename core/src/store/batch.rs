@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use sqlx::QueryBuilder;
 
 use super::time::now_rfc3339;
-use super::{Store, StoreError, with_pool};
+use super::{Pool, Store, StoreError, with_pool};
 
 /// A subagent's session: stored with its parent (`parent_id`), which keeps it out of
 /// `session/list`. Title and mode are set at once, so the row is whole from the start.
@@ -109,6 +109,21 @@ pub enum Record {
     Fork(Box<Fork>),
 }
 
+impl Record {
+    /// About how many bytes of text the record writes (what grows the SQLite log; a fork's
+    /// copy happens inside the database and is not counted).
+    pub fn size(&self) -> u64 {
+        let bytes = match self {
+            Record::Update { payload, .. } => payload.len(),
+            Record::Message { content, .. } => content.len(),
+            Record::ReplaceMessages { messages, .. } => messages.iter().map(|(_, m)| m.len()).sum(),
+            Record::SystemPrompt { text, .. } => text.len(),
+            _ => 0,
+        };
+        bytes as u64
+    }
+}
+
 /// What [`Record::Fork`] writes.
 #[derive(Debug)]
 pub struct Fork {
@@ -142,7 +157,11 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        commit(self, batch).await
+        commit(self, batch).await?;
+        if let (Pool::Sqlite(pool), Some(checkpoints)) = (self.pool(), &self.checkpoints) {
+            checkpoints.committed(pool, batch.iter().map(Record::size).sum());
+        }
+        Ok(())
     }
 }
 

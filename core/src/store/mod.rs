@@ -77,6 +77,8 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Store {
     pool: Pool,
+    /// SQLite's checkpoints, run beside the writes (`sqlite::Checkpoints`).
+    checkpoints: Option<std::sync::Arc<sqlite::Checkpoints>>,
     /// For people: a path, or the URL without its password.
     location: String,
 }
@@ -91,12 +93,18 @@ impl Store {
     /// Opens (creating if needed) and migrates the store.
     pub async fn open(location: &Location) -> Result<Self, StoreError> {
         match location {
-            Location::File(path) => {
-                Ok(Self { pool: Pool::Sqlite(sqlite::open(path).await?), location: path.display().to_string() })
-            }
+            Location::File(path) => Ok(Self {
+                pool: Pool::Sqlite(sqlite::open(path).await?),
+                checkpoints: Some(Default::default()),
+                location: path.display().to_string(),
+            }),
             Location::Postgres(url) => {
                 let shown = redact_url(url);
-                Ok(Self { pool: Pool::Postgres(postgres::open(url, &shown).await?), location: shown })
+                Ok(Self {
+                    pool: Pool::Postgres(postgres::open(url, &shown).await?),
+                    checkpoints: None,
+                    location: shown,
+                })
             }
         }
     }

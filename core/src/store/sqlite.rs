@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use sqlx::SqlitePool;
@@ -45,10 +47,13 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         .foreign_keys(true)
         // 1 MiB of page cache per connection (SQLite's default is 2 MiB): the hot pages are
         // the tail of the ledger, and memory is a product target.
-        .pragma("cache_size", "-1024");
+        .pragma("cache_size", "-1024")
+        // No checkpoint inside a commit: `Checkpoints` runs them beside the writes.
+        .pragma("wal_autocheckpoint", "0");
     let t0 = std::time::Instant::now();
     let pool = SqlitePoolOptions::new()
-        .max_connections(2)
+        // A writer, a reader, and the background checkpoint.
+        .max_connections(3)
         .connect_with(options)
         .await
         .map_err(|source| StoreError::Open { location: location.clone(), source })?;
@@ -67,6 +72,49 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         "session store open"
     );
     Ok(pool)
+}
+
+/// About how many pages SQLite's own auto-checkpoint lets the log reach (its default, 1,000).
+const CHECKPOINT_PAGES: u64 = 1000;
+const PAGE: u64 = 4096;
+/// Pages a commit is counted for besides its bytes: the b-tree and index pages it touches.
+const PAGES_PER_COMMIT: u64 = 3;
+
+/// Checkpoints of the write-ahead log, off the commit path.
+///
+/// SQLite's auto-checkpoint runs inside the commit that grows the log past 1,000 pages: it
+/// copies the log into the file and syncs both (about four fsyncs), and that commit's frames
+/// wait for it. An edit's diff update (the whole old and new text, megabytes) crossed that
+/// line on every edit. Here auto-checkpoints are off (`wal_autocheckpoint = 0`) and a commit
+/// only counts about how many pages it appended; past the same size, a PASSIVE checkpoint
+/// (which never blocks writers or readers) runs on a task of its own, one at a time, while the
+/// next commits go on. Closing the store checkpoints what is left and removes the log.
+#[derive(Default)]
+pub(super) struct Checkpoints {
+    /// Pages appended since the last checkpoint started (estimated).
+    pages: AtomicU64,
+    running: AtomicBool,
+}
+
+impl Checkpoints {
+    /// Counts a committed batch of about `bytes`; starts a checkpoint once the log is big enough.
+    pub(super) fn committed(self: &Arc<Self>, pool: &SqlitePool, bytes: u64) {
+        let pages = bytes.div_ceil(PAGE) + PAGES_PER_COMMIT;
+        if self.pages.fetch_add(pages, Ordering::Relaxed) + pages < CHECKPOINT_PAGES
+            || self.running.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        self.pages.store(0, Ordering::Relaxed);
+        let (this, pool) = (self.clone(), pool.clone());
+        tokio::spawn(async move {
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await {
+                // The log stays until the next try (or the close): nothing is lost.
+                tracing::debug!(error = %e, "background WAL checkpoint failed");
+            }
+            this.running.store(false, Ordering::Release);
+        });
+    }
 }
 
 /// Whether the file already has exactly our migrations, applied (every start after the first).
@@ -104,6 +152,49 @@ async fn migration_lock(db: &Path) -> Result<std::fs::File, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With SQLite's own auto-checkpoint off, only `Checkpoints` copies the log into the file
+    /// before the store closes: the file grows past the log's threshold while the store is open.
+    #[tokio::test]
+    async fn a_big_log_is_checkpointed_in_the_background() -> Result<(), StoreError> {
+        use crate::store::batch::Record;
+        use crate::store::{Location, Store};
+        let dir = std::env::temp_dir().join(format!("corvid-checkpoint-{}", uuid::Uuid::new_v4()));
+        let path = dir.join("sessions.db");
+        let store = Store::open(&Location::File(path.clone())).await?;
+        let id = "s".to_string();
+        let session = Record::NewSession {
+            id: id.clone(),
+            cwd: "/w".into(),
+            additional_directories: "[]".into(),
+            model: "m".into(),
+            agent: None,
+            at: crate::store::time::now_rfc3339(),
+        };
+        store.write_batch(&[session]).await?;
+        let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        // Six updates of 1 MiB: past the threshold (about 4 MiB of log).
+        let payload = format!(
+            r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{}"}}}}"#,
+            "x".repeat(1 << 20)
+        );
+        for seq in 1..=6 {
+            let update = Record::Update { session_id: id.clone(), seq, turn: None, payload: payload.clone() };
+            store.write_batch(&[update]).await?;
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let grown = loop {
+            let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            if size >= 4 << 20 || std::time::Instant::now() > deadline {
+                break size;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert!(grown >= 4 << 20, "the file grew from {before} to only {grown} bytes: no checkpoint ran");
+        store.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
 
     #[tokio::test]
     async fn only_a_file_with_exactly_our_migrations_skips_the_migrator() -> Result<(), StoreError> {
