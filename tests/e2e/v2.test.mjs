@@ -131,3 +131,34 @@ test("a session whose command ran over v2 loads over v1: no terminal frames, the
   assert.equal(final.content[0].content.text, "cross-version\n");
   assert.equal(text(ups, "agent_message_chunk"), "done");
 });
+
+test("kill -9 while a command runs: on resume the terminal has exited (no cancel left) and its card failed", async () => {
+  const env = agentEnv({ fake });
+  const cwd = workspace();
+  const a = spawnAgent({ env, validator: v2Validator() });
+  await a.request("i", "initialize", { protocolVersion: 2, info: { name: "crash", version: "1" }, capabilities: {} });
+  const { sessionId } = (await a.request("n", "session/new", { cwd })).result;
+  await a.request("m", "session/set_config_option", { sessionId, configId: "mode", value: "full" });
+  const m = marker("CRASHCMD");
+  fake.script(m, { steps: [{ toolCalls: [{ name: "run_command", arguments: { command: "echo begun; sleep 30" } }] }, { chunks: [{ content: "never" }] }] });
+  await a.request("p", "session/prompt", { sessionId, prompt: [{ type: "text", text: m }] });
+  await a.waitFor((f) => f.params?.update?.sessionUpdate === "terminal_output_chunk");
+  a.child.kill("SIGKILL");
+  await a.exited;
+  assert.deepEqual(a.violations, []);
+
+  const c = await connect({ env });
+  await c.ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, replayFrom: { type: "start" } });
+  await c.until(sessionId, (u) => u.sessionUpdate === "state_update", 10000, "the state after the replay");
+  const ups = c.of(sessionId);
+  const terminal = ups.filter((u) => u.sessionUpdate === "terminal_update");
+  assert.equal(terminal.length, 2, "announced, then ended by the restore");
+  assert.deepEqual(terminal[1].exitStatus, { exitCode: null, signal: null }, "how it ended is not known");
+  assert.equal(terminal[1].capabilities, null, "a dead command cannot be cancelled");
+  assert.ok(ups.some((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed"), "the card failed");
+  await assert.rejects(
+    c.ctx.request(acp.methods.agent.terminal.cancel, { sessionId, terminalId: terminal[0].terminalId }),
+    (e) => e.code === -32602,
+  );
+  await c.done();
+});

@@ -16,7 +16,7 @@ use super::error::AgentError;
 use super::new_session::{existing_roots, report_mcp_failures};
 use super::outbox::{agent_note, emit, record_message};
 use super::session::{Restored, Session, TurnClaim};
-use crate::event::{Event, ToolPatch, ToolStatus, v1};
+use crate::event::{Event, Terminal, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
 use crate::rpc::{RequestContext, RpcError};
 use crate::store::batch::Record;
@@ -184,6 +184,8 @@ impl Agent {
                 continue;
             }
             let mut open_tools: BTreeMap<String, ()> = BTreeMap::new();
+            // Agent-owned terminals (v2) whose command never reported its exit.
+            let mut open_terminals: BTreeMap<String, ()> = BTreeMap::new();
             let mut partial = String::new();
             for payload in store.turn_events(&session.id, running.turn).await? {
                 let Ok(update) = serde_json::from_str::<Value>(&payload) else { continue };
@@ -204,10 +206,24 @@ impl Agent {
                             partial.push_str(t);
                         }
                     }
+                    Some("terminal_update") => {
+                        if let Some(t) = update.get("terminalId").and_then(Value::as_str) {
+                            if update.get("exitStatus").is_some_and(|e| !e.is_null()) {
+                                open_terminals.remove(t);
+                            } else if update.get("command").is_some() {
+                                open_terminals.insert(t.to_string(), ());
+                            }
+                        }
+                    }
                     _ => {}
                 }
             }
             let turn = Some(running.turn);
+            // Its process is gone with Corvid's: the terminal ends, and can no longer be cancelled.
+            for id in open_terminals.into_keys() {
+                let exited = Event::Terminal(Terminal::Exited { id, exit_code: None, signal: None });
+                emit(&self.outbox, session, turn, &exited, false).await;
+            }
             for id in open_tools.into_keys() {
                 let update = Event::ToolChanged(ToolPatch::new(id).status(ToolStatus::Failed));
                 emit(&self.outbox, session, turn, &update, false).await;
