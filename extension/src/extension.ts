@@ -156,6 +156,13 @@ class Chat implements vscode.WebviewViewProvider {
       case "newChat":
         await this.newChat();
         break;
+      case "copyCode":
+        await vscode.env.clipboard.writeText(String(m.text ?? ""));
+        log.info(`copied a code block (${String(m.text ?? "").length} characters)`);
+        break;
+      case "insertCode":
+        await insertAtCursor(String(m.text ?? ""));
+        break;
       case "openFile":
         await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
         break;
@@ -500,6 +507,21 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
   }
   // Show the file (a preview tab, focus stays in the chat).
   void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
+}
+
+/**
+ * "Insert" on a code block: the code replaces the selections of the editor the user was last
+ * in (the chat view's focus does not change VS Code's active editor), or of the first visible
+ * one, which then gets the focus.
+ */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showInformationMessage("Corvid: open a file to insert the code into.");
+    return;
+  }
+  if (!(await editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text))))) throw new Error(`could not insert into ${editor.document.uri.fsPath}`);
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
 }
 
 /**

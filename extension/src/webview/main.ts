@@ -10,7 +10,8 @@ const app = document.getElementById("app")!;
 app.innerHTML = `
 <div class="toolbar"><span id="pickers"></span><span id="usage" class="usage"></span></div>
 <div id="history" class="history" hidden></div>
-<div id="transcript" class="transcript" aria-live="polite"></div>
+<div class="transcript-wrap"><div id="transcript" class="transcript" aria-live="polite"></div>
+<button id="jump" class="jump" hidden title="Scroll to the newest message">↓ Jump to latest</button></div>
 <div id="plan" class="plan"></div>
 <div class="composer">
   <div id="commands" class="commands"></div>
@@ -26,6 +27,7 @@ const stopBtn = document.getElementById("stop") as HTMLButtonElement;
 const sendBtn = document.getElementById("send") as HTMLButtonElement;
 const commandsBox = document.getElementById("commands")!;
 const historyBox = document.getElementById("history")!;
+const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
 let state: ViewState | null = null;
 const openThoughts = new Set<number>();
 
@@ -72,14 +74,89 @@ function renderItem(item: Item, index: number): string {
   }
 }
 
+/** What is drawn for each item: its data as last drawn and its element (index = item index). */
+let drawn: { sig: string; el: HTMLElement }[] = [];
+let drawnSession: string | null = null;
+let stopEl: HTMLElement | null = null;
+/** Follow mode: keep the newest content in view unless the reader scrolled up. */
+let follow = true;
+
+function elementOf(html: string): HTMLElement {
+  const t = document.createElement("template");
+  t.innerHTML = html.trim();
+  return t.content.firstElementChild as HTMLElement;
+}
+
+/**
+ * Brings `el` to the markup `html` while touching as little as possible: its attributes are
+ * updated and only the top-level children that differ are replaced. A streaming message thus
+ * changes only in its last block; earlier blocks (a text selection in them, a focused button)
+ * stay as they are.
+ */
+function patch(el: HTMLElement, html: string): HTMLElement {
+  const next = elementOf(html);
+  if (el.tagName !== next.tagName) {
+    el.replaceWith(next);
+    return next;
+  }
+  for (const a of Array.from(el.attributes)) if (!next.hasAttribute(a.name)) el.removeAttribute(a.name);
+  for (const a of Array.from(next.attributes)) if (el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  const before = Array.from(el.childNodes);
+  const after = Array.from(next.childNodes);
+  after.forEach((n, j) => {
+    const o = before[j];
+    if (!o) el.appendChild(n);
+    else if (!o.isEqualNode(n)) el.replaceChild(n, o);
+  });
+  for (const o of before.slice(after.length)) o.remove();
+  return el;
+}
+
+function atBottom(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 30;
+}
+
+function updateJump(): void {
+  jumpBtn.hidden = follow || atBottom();
+}
+
+/** Draws the transcript incrementally: only items whose data changed are touched. */
+function renderTranscript(s: ViewState): void {
+  if (s.sessionId !== drawnSession || s.items.length < drawn.length) {
+    transcript.replaceChildren();
+    drawn = [];
+    stopEl = null;
+    drawnSession = s.sessionId;
+    follow = true;
+  }
+  const empty = transcript.querySelector(":scope > .empty");
+  if (s.items.length && empty) empty.remove();
+  if (!s.items.length && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
+  s.items.forEach((item, i) => {
+    const sig = JSON.stringify(item);
+    const d = drawn[i];
+    if (d?.sig === sig) return;
+    const html = renderItem(item, i);
+    if (d) drawn[i] = { sig, el: patch(d.el, html) };
+    else {
+      const el = elementOf(html);
+      transcript.insertBefore(el, stopEl);
+      drawn[i] = { sig, el };
+    }
+  });
+  const stopHtml = s.lastStop && !s.busy ? `<div class="stop-reason" data-stop="${esc(s.lastStop)}">Turn ended: ${esc(s.lastStop.replace("_", " "))}</div>` : "";
+  if (!stopHtml) {
+    stopEl?.remove();
+    stopEl = null;
+  } else if (stopEl) stopEl = patch(stopEl, stopHtml);
+  else transcript.appendChild((stopEl = elementOf(stopHtml)));
+  if (follow) transcript.scrollTop = transcript.scrollHeight;
+  updateJump();
+}
+
 function render(): void {
   if (!state) return;
-  const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
-  transcript.innerHTML = state.items.length
-    ? state.items.map(renderItem).join("")
-    : `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`;
-  if (state.lastStop && !state.busy) transcript.insertAdjacentHTML("beforeend", `<div class="stop-reason" data-stop="${esc(state.lastStop)}">Turn ended: ${esc(state.lastStop.replace("_", " "))}</div>`);
-  if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
+  renderTranscript(state);
 
   document.getElementById("plan")!.innerHTML = state.plan.length
     ? `<div class="plan-title">Plan</div><ul>${state.plan
@@ -124,6 +201,7 @@ function send(): void {
   if (!text.trim() || state?.busy) return;
   vscode.postMessage({ type: "prompt", text });
   promptBox.value = "";
+  follow = true;
   renderCommands();
 }
 
@@ -143,8 +221,26 @@ commandsBox.addEventListener("click", (e) => {
   promptBox.focus();
   renderCommands();
 });
+transcript.addEventListener("scroll", () => {
+  follow = atBottom();
+  updateJump();
+});
+jumpBtn.addEventListener("click", () => {
+  follow = true;
+  transcript.scrollTop = transcript.scrollHeight;
+  updateJump();
+});
 transcript.addEventListener("click", (e) => {
   const t = e.target as HTMLElement;
+  const codeButton = t.closest<HTMLButtonElement>("button.code-copy, button.code-insert");
+  if (codeButton) {
+    const text = codeButton.closest(".codeblock")?.querySelector("pre code")?.textContent ?? "";
+    const copy = codeButton.classList.contains("code-copy");
+    vscode.postMessage({ type: copy ? "copyCode" : "insertCode", text });
+    const label = copy ? "Copy" : "Insert";
+    codeButton.textContent = copy ? "Copied" : "Inserted";
+    setTimeout(() => (codeButton.textContent = label), 1500);
+  }
   const perm = t.closest<HTMLElement>("button.perm");
   if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
   const diff = t.closest<HTMLElement>("button.open-diff");

@@ -189,6 +189,26 @@ async function main() {
     await promptBox.fill("E2E-SLOW: talk for a long time");
     await promptBox.press("Enter");
     await view.locator(".msg.agent", { hasText: "word3" }).first().waitFor({ timeout: 30000 });
+    // Streaming updates the transcript in place: an element drawn before keeps its identity
+    // (a full redraw would drop this mark, and with it any selection or focus).
+    await view.locator(".msg.user").last().evaluate((el) => (el.dataset.e2eMark = "kept"));
+    // Follow mode: the view stays at the bottom while text streams ...
+    const transcriptBox = view.locator("#transcript");
+    const gap = () => transcriptBox.evaluate((t) => t.scrollHeight - t.scrollTop - t.clientHeight);
+    await view.locator(".msg.agent", { hasText: "word60" }).first().waitFor({ timeout: 30000 });
+    if ((await transcriptBox.evaluate((t) => t.scrollHeight - t.clientHeight)) < 50) throw new Error("the transcript does not overflow; the follow-mode check needs it to");
+    if ((await gap()) > 30) throw new Error(`follow mode left the view ${await gap()} px above the bottom while streaming`);
+    // ... until the reader scrolls up: then it stays put and offers "Jump to latest".
+    await transcriptBox.evaluate((t) => (t.scrollTop = 0));
+    await view.locator("button#jump").waitFor({ timeout: 5000 });
+    await view.locator(".msg.agent", { hasText: "word90" }).first().waitFor({ timeout: 30000 });
+    if ((await transcriptBox.evaluate((t) => t.scrollTop)) > 5) throw new Error("streaming scrolled the view although the reader had scrolled up");
+    if ((await view.locator(".msg.user[data-e2e-mark='kept']").count()) !== 1) throw new Error("streaming redrew the earlier messages");
+    await view.locator("button#jump").click();
+    await view.locator(".msg.agent", { hasText: "word100" }).first().waitFor({ timeout: 30000 });
+    if ((await gap()) > 30) throw new Error("Jump to latest did not resume following");
+    if (await view.locator("button#jump").isVisible()) throw new Error("Jump to latest stays visible at the bottom");
+    say("streaming: earlier messages kept, follow mode, Jump to latest");
     await view.locator("button#stop").click();
     await view.locator(".stop-reason[data-stop='cancelled']").waitFor({ timeout: 20000 });
     const streamed = await view.locator(".msg.agent").last().innerText();
@@ -230,6 +250,33 @@ async function main() {
     if (!toolResult.includes("UNSAVED-LINE")) throw new Error(`read_file did not see the unsaved edit: ${toolResult.slice(0, 400)}`);
     if (fs.readFileSync(path.join(work, "README.md"), "utf8").includes("UNSAVED-LINE")) throw new Error("README.md should still be unsaved");
     say("read_file saw the editor's unsaved text");
+
+    // 9b. Markdown: a table, nested lists, emphasis around code, a highlighted code block whose
+    // Copy reaches the clipboard and whose Insert puts the code at the cursor of the editor
+    // (README.md, the last one used).
+    await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
+    fake.script("E2E-MD", {
+      chunks: [{ content: "| File | Lines |\n|---|---:|\n| a.rs | 10 |\n\n- outer\n  - inner\n\nRun **`cargo test`** first.\n\n```ts\nconst inserted = \"E2E-INSERTED\";\n```\n" }],
+    });
+    await promptBox.fill("E2E-MD: show me some markdown");
+    await promptBox.press("Enter");
+    const mdMsg = view.locator(".msg.agent", { has: view.locator("table") }).last();
+    await mdMsg.locator("table th", { hasText: "File" }).waitFor({ timeout: 30000 });
+    if ((await mdMsg.locator("table td").allInnerTexts()).join("|") !== "a.rs|10") throw new Error("the table cells are wrong");
+    await mdMsg.locator("li ul li", { hasText: "inner" }).waitFor({ timeout: 5000 });
+    await mdMsg.locator("strong code", { hasText: "cargo test" }).waitFor({ timeout: 5000 });
+    await mdMsg.locator(".codeblock code.language-ts .hljs-keyword", { hasText: "const" }).waitFor({ timeout: 5000 });
+    await mdMsg.getByRole("button", { name: "Copy code" }).click();
+    let clip = "";
+    for (let i = 0; !clip.includes("E2E-INSERTED") && i < 40; i++) {
+      await page.waitForTimeout(250);
+      clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => String(e));
+    }
+    if (clip !== 'const inserted = "E2E-INSERTED";') throw new Error(`Copy did not put the code on the clipboard: ${JSON.stringify(clip)}`);
+    await mdMsg.getByRole("button", { name: "Insert code at cursor" }).click();
+    await page.locator(".part.editor .monaco-editor .view-lines", { hasText: 'const inserted = "E2E-INSERTED";' }).first().waitFor({ timeout: 10000 });
+    await page.locator(".tab.active", { hasText: "README.md" }).waitFor({ timeout: 5000 });
+    say("markdown: table, nested list, code in bold, highlighted code; Copy and Insert work");
 
     // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
     // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
