@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
-import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
+import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
@@ -359,11 +359,14 @@ class Chat implements vscode.WebviewViewProvider {
     this.post(true);
     try {
       const res = await client.prompt(sessionId, promptBlocks(text, resource));
-      this.state.lastStop = res.stopReason;
+      // Not into a session opened meanwhile (New Chat, a loaded past chat).
+      if (this.state.sessionId === sessionId) endTurn(this.state, res.stopReason);
       log.info(`turn ended: ${res.stopReason}`);
     } catch (e) {
-      this.state.lastStop = "error";
-      this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+      if (this.state.sessionId === sessionId) {
+        this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+        endTurn(this.state, "error");
+      }
       log.error(`prompt failed: ${errorText(e)}`);
     } finally {
       if (this.state.sessionId === sessionId) {

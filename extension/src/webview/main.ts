@@ -1,7 +1,7 @@
 // The chat webview: draws the view model the extension posts, sends user actions back.
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
-import type { Item, ViewState } from "../viewModel";
+import { permissionSummary, stopText, type Item, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -12,7 +12,6 @@ app.innerHTML = `
 <div id="history" class="history" hidden></div>
 <div class="transcript-wrap"><div id="transcript" class="transcript" aria-live="polite"></div>
 <button id="jump" class="jump" hidden title="Scroll to the newest message">↓ Jump to latest</button></div>
-<div id="plan" class="plan"></div>
 <div class="composer">
   <div id="commands" class="commands"></div>
   <textarea id="prompt" rows="3" placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands)"></textarea>
@@ -29,7 +28,8 @@ const commandsBox = document.getElementById("commands")!;
 const historyBox = document.getElementById("history")!;
 const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
 let state: ViewState | null = null;
-const openThoughts = new Set<number>();
+/** Which collapsible parts (thoughts, read cards) the reader opened, by data-key. */
+const openDetails = new Set<string>();
 
 const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
 
@@ -40,18 +40,29 @@ function renderItem(item: Item, index: number): string {
     case "agent":
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
     case "thought":
-      return `<details class="thought" data-index="${index}"${openThoughts.has(index) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
+      return `<details class="thought" data-key="thought:${index}"${openDetails.has(`thought:${index}`) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
     case "notice":
       return `<div class="notice ${esc(item.severity)}">${esc(item.text)}</div>`;
     case "permission": {
-      const buttons = item.chosen
-        ? `<span class="chosen">${esc(item.options.find((o) => o.optionId === item.chosen)?.name ?? item.chosen)}</span>`
-        : item.options
-            .map((o) => `<button class="perm ${o.kind.startsWith("allow") ? "" : "secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
-            .join("");
-      return `<div class="permission${item.chosen ? " answered" : ""}"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
+      if (item.chosen !== undefined) {
+        const allowed = item.options.find((o) => o.optionId === item.chosen)?.kind.startsWith("allow") ?? false;
+        return `<div class="permission answered${allowed ? " allowed" : ""}" data-request="${item.requestId}"><span class="picon" aria-hidden="true">${allowed ? "✓" : "✗"}</span>
+          <span class="ptitle">${esc(item.title)}</span><span class="chosen">${esc(permissionSummary(item))}</span></div>`;
+      }
+      // Only "allow once" is the primary action; "always" and the rejections are secondary.
+      const buttons = item.options
+        .map((o) => `<button class="perm${o.kind === "allow_once" ? "" : " secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
+        .join("");
+      return `<div class="permission" role="group" aria-label="Permission request"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
     }
+    case "plan":
+      return `<div class="plan" role="group" aria-label="Plan"><div class="plan-title">Plan</div><ul>${item.entries
+        .map((e) => `<li class="${esc(e.status)}"><span class="ticon" aria-hidden="true">${STATUS_ICON[e.status] ?? "•"}</span> ${esc(e.content)}<span class="sr-only"> (${esc(e.status.replace("_", " "))})</span></li>`)
+        .join("")}</ul></div>`;
+    case "stop":
+      return `<div class="stop-reason" data-stop="${esc(item.reason)}">${esc(stopText(item.reason))}</div>`;
     case "tool": {
+      if (item.folded && item.status !== "failed") return `<div class="tool folded" hidden></div>`;
       let diffIndex = 0;
       const body = item.content
         .map((c) => {
@@ -68,8 +79,15 @@ function renderItem(item: Item, index: number): string {
             <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}">Open diff</button></div>`;
         })
         .join("");
-      return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader"><span class="ticon">${STATUS_ICON[item.status] ?? "•"}</span>
-        <span class="ttitle">${esc(item.title)}</span><span class="tstatus">${esc(item.status.replace("_", " "))}</span></div>${body}</div>`;
+      const header = `<span class="ticon" aria-hidden="true">${STATUS_ICON[item.status] ?? "•"}</span>
+        <span class="ttitle">${esc(item.title)}</span><span class="tstatus">${esc(item.status.replace("_", " "))}</span>`;
+      // A read is one line; what it read stays one click away.
+      if (item.toolKind === "read") {
+        const key = `tool:${item.id}`;
+        return `<details class="tool compact ${esc(item.status)}" data-tool-id="${esc(item.id)}" data-key="${esc(key)}"${openDetails.has(key) ? " open" : ""}>
+          <summary class="theader">${header}</summary>${body}</details>`;
+      }
+      return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader">${header}</div>${body}</div>`;
     }
   }
 }
@@ -77,7 +95,6 @@ function renderItem(item: Item, index: number): string {
 /** What is drawn for each item: its data as last drawn and its element (index = item index). */
 let drawn: { sig: string; el: HTMLElement }[] = [];
 let drawnSession: string | null = null;
-let stopEl: HTMLElement | null = null;
 /** Follow mode: keep the newest content in view unless the reader scrolled up. */
 let follow = true;
 
@@ -125,7 +142,6 @@ function renderTranscript(s: ViewState): void {
   if (s.sessionId !== drawnSession || s.items.length < drawn.length) {
     transcript.replaceChildren();
     drawn = [];
-    stopEl = null;
     drawnSession = s.sessionId;
     follow = true;
   }
@@ -140,16 +156,10 @@ function renderTranscript(s: ViewState): void {
     if (d) drawn[i] = { sig, el: patch(d.el, html) };
     else {
       const el = elementOf(html);
-      transcript.insertBefore(el, stopEl);
+      transcript.appendChild(el);
       drawn[i] = { sig, el };
     }
   });
-  const stopHtml = s.lastStop && !s.busy ? `<div class="stop-reason" data-stop="${esc(s.lastStop)}">Turn ended: ${esc(s.lastStop.replace("_", " "))}</div>` : "";
-  if (!stopHtml) {
-    stopEl?.remove();
-    stopEl = null;
-  } else if (stopEl) stopEl = patch(stopEl, stopHtml);
-  else transcript.appendChild((stopEl = elementOf(stopHtml)));
   if (follow) transcript.scrollTop = transcript.scrollHeight;
   updateJump();
 }
@@ -157,12 +167,6 @@ function renderTranscript(s: ViewState): void {
 function render(): void {
   if (!state) return;
   renderTranscript(state);
-
-  document.getElementById("plan")!.innerHTML = state.plan.length
-    ? `<div class="plan-title">Plan</div><ul>${state.plan
-        .map((e) => `<li class="${esc(e.status)}"><input type="checkbox" disabled${e.status === "completed" ? " checked" : ""}> ${esc(e.content)}</li>`)
-        .join("")}</ul>`
-    : "";
 
   document.getElementById("pickers")!.innerHTML = state.config
     .map(
@@ -181,6 +185,7 @@ function render(): void {
   sendBtn.disabled = state.busy;
   document.body.dataset.busy = String(state.busy);
   document.body.dataset.session = state.sessionId ?? "";
+  document.body.dataset.lastStop = state.lastStop ?? "";
   renderCommands();
 }
 
@@ -252,9 +257,10 @@ transcript.addEventListener(
   "toggle",
   (e) => {
     const d = e.target as HTMLDetailsElement;
-    const i = Number(d.dataset.index);
-    if (d.open) openThoughts.add(i);
-    else openThoughts.delete(i);
+    const key = d.dataset.key;
+    if (!key) return;
+    if (d.open) openDetails.add(key);
+    else openDetails.delete(key);
   },
   true,
 );

@@ -163,8 +163,17 @@ async function main() {
     const optionCount = await view.locator("button.perm").count();
     if (optionCount < 2) throw new Error(`expected every permission option as a button, got ${optionCount}`);
     say(`permission shown with ${optionCount} options; clicking Allow`);
+    // "Allow once" is the primary button; "Always allow" and the rejections are secondary.
+    if (!(await view.locator("button.perm[data-option='allow_always']").getAttribute("class")).includes("secondary")) throw new Error("Always allow should be a secondary button");
+    if ((await allow.getAttribute("class")).includes("secondary")) throw new Error("Allow once should be the primary button");
     await allow.click();
-    await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 30000 });
+    await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 30000 });
+    // A normal end leaves no notice; the answered request is one line without buttons.
+    if ((await view.locator(".stop-reason").count()) !== 0) throw new Error("a normal turn end left a notice");
+    const answered = view.locator(".permission.answered").first();
+    if ((await answered.locator("button").count()) !== 0 || !(await answered.innerText()).includes("Allowed once")) throw new Error(`the answered request did not collapse: ${await answered.innerText()}`);
+    const answeredBox = await answered.boundingBox();
+    if (answeredBox.height > 40) throw new Error(`the answered request is ${answeredBox.height} px high, not one line`);
     const agentText = await view.locator(".msg.agent").last().innerHTML();
     if (!agentText.includes("<strong>hello.txt</strong>") || agentText.includes("<b>")) throw new Error(`markdown not rendered safely: ${agentText}`);
     await view.locator(".tool.completed").first().waitFor({ timeout: 10000 });
@@ -249,6 +258,12 @@ async function main() {
     const toolResult = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.slice(-1));
     if (!toolResult.includes("UNSAVED-LINE")) throw new Error(`read_file did not see the unsaved edit: ${toolResult.slice(0, 400)}`);
     if (fs.readFileSync(path.join(work, "README.md"), "utf8").includes("UNSAVED-LINE")) throw new Error("README.md should still be unsaved");
+    // A read is a one-line card; what it read opens on a click.
+    const readCard = view.locator("details.tool.compact", { hasText: "README.md" }).last();
+    if (await readCard.evaluate((d) => d.open)) throw new Error("the read_file card should start collapsed");
+    if ((await readCard.boundingBox()).height > 40) throw new Error("the read_file card is not one line");
+    await readCard.locator("summary").click();
+    await readCard.locator("pre.out").first().waitFor({ timeout: 5000 });
     say("read_file saw the editor's unsaved text");
 
     // 9b. Markdown: a table, nested lists, emphasis around code, a highlighted code block whose
@@ -313,7 +328,10 @@ async function main() {
     if (!askedFor.includes("cat hello.txt")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
     await allowCommand.click();
     await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
-    await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 10000 });
+    await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 10000 });
+    // Three plan updates, one plan card (and no "Update plan" cards of their own).
+    if ((await view.locator(".transcript .plan").count()) !== 1) throw new Error(`expected one plan card, got ${await view.locator(".transcript .plan").count()}`);
+    if ((await view.locator(".tool:visible", { hasText: "Update plan" }).count()) !== 0) throw new Error("plan updates are drawn as tool cards");
     if ((await view.locator(".permission").count()) !== permissionsBefore + 1) throw new Error("the edit asked for permission in auto-edit mode");
     const richModels = fake.requests.slice(requestsBefore).filter((q) => q.api === "openai").map((q) => q.body.model);
     const todo = path.join(work, "notes/todo.md");
