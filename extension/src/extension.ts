@@ -30,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.window.registerWebviewViewProvider("corvid.chat", chat, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(OLD_SCHEME, chat.oldTexts),
       vscode.commands.registerCommand("corvid.newChat", () => chat.guard("New Chat", () => chat.newChat())),
+      vscode.commands.registerCommand("corvid.focusChat", () => chat.guard("Focus Chat Input", () => chat.focusInput())),
       vscode.commands.registerCommand("corvid.askAboutFile", () => chat.guard("Ask About This File", () => chat.askAboutEditor(false))),
       vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.guard("Ask About Selection", () => chat.askAboutEditor(true))),
       vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
@@ -73,6 +74,8 @@ class Chat implements vscode.WebviewViewProvider {
   private viewReady = false;
   /** A history list asked for before the webview was ready; sent on "ready". */
   private pendingHistory: unknown = null;
+  /** Focus Chat Input ran before the webview was ready: focus its input on "ready". */
+  private focusOnReady = false;
   private client: AcpClient | null = null;
   private transport: Transport | null = null;
   private starting: Promise<AcpClient> | null = null;
@@ -130,6 +133,8 @@ class Chat implements vscode.WebviewViewProvider {
         this.post(true);
         if (this.pendingHistory) void this.view?.webview.postMessage(this.pendingHistory);
         this.pendingHistory = null;
+        if (this.focusOnReady) void this.view?.webview.postMessage({ type: "focus" });
+        this.focusOnReady = false;
         break;
       case "prompt":
         await this.prompt(String(m.text ?? ""));
@@ -342,6 +347,13 @@ class Chat implements vscode.WebviewViewProvider {
     }
     this.post(true);
     void this.view?.webview.postMessage({ type: "focus" });
+  }
+
+  /** Shows the chat and puts the cursor in its input (a keybinding). */
+  async focusInput(): Promise<void> {
+    await vscode.commands.executeCommand("corvid.chat.focus");
+    if (this.view && this.viewReady) void this.view.webview.postMessage({ type: "focus" });
+    else this.focusOnReady = true;
   }
 
   async prompt(text: string, resource?: { uri: string; text: string; mimeType?: string }): Promise<void> {

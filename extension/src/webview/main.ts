@@ -3,21 +3,22 @@
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { permissionSummary, stopText, type Item, type ViewState } from "../viewModel";
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 
 const app = document.getElementById("app")!;
 app.innerHTML = `
-<div class="toolbar"><span id="pickers"></span><span id="usage" class="usage"></span></div>
-<div id="history" class="history" hidden></div>
-<div class="transcript-wrap"><div id="transcript" class="transcript" aria-live="polite"></div>
-<button id="jump" class="jump" hidden title="Scroll to the newest message">↓ Jump to latest</button></div>
+<div class="toolbar" role="toolbar" aria-label="Session settings"><span id="pickers"></span><span id="usage" class="usage"></span></div>
+<div id="history" class="history" role="region" aria-label="Past chats" hidden></div>
+<div class="transcript-wrap"><div id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></div>
+<button id="jump" class="jump" hidden aria-label="Jump to latest message" title="Scroll to the newest message">↓ Jump to latest</button></div>
 <div class="composer">
-  <div id="commands" class="commands"></div>
-  <textarea id="prompt" rows="3" placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands)"></textarea>
-  <div class="actions"><span id="status" class="status"></span>
-    <button id="stop" class="secondary" title="Stop (session/cancel)">Stop</button>
-    <button id="send" title="Send">Send</button></div>
+  <div id="commands" class="commands" role="listbox" aria-label="Slash commands"></div>
+  <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands" aria-autocomplete="list" aria-expanded="false"
+    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, ↑ for earlier prompts, Esc to stop)"></textarea>
+  <div class="actions"><span id="status" class="status" role="status"></span>
+    <button id="stop" class="secondary" aria-label="Stop the turn" title="Stop (Esc)">Stop</button>
+    <button id="send" aria-label="Send" title="Send (Enter)">Send</button></div>
 </div>`;
 
 const transcript = document.getElementById("transcript")!;
@@ -74,9 +75,9 @@ function renderItem(item: Item, index: number): string {
           const i = diffIndex++;
           const oldLines = c.oldText == null ? 0 : c.oldText.split("\n").length;
           const newLines = c.newText.split("\n").length;
-          return `<div class="diff"><span class="path" data-path="${esc(c.path)}">${esc(c.path.split("/").pop() ?? c.path)}</span>
+          return `<div class="diff"><button class="path link" data-path="${esc(c.path)}" title="Open ${esc(c.path)}">${esc(c.path.split("/").pop() ?? c.path)}</button>
             <span class="stat">${c.oldText == null ? "new file" : `${oldLines} → ${newLines} lines`}</span>
-            <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}">Open diff</button></div>`;
+            <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}" aria-label="Open diff of ${esc(c.path.split("/").pop() ?? c.path)}">Open diff</button></div>`;
         })
         .join("");
       const header = `<span class="ticon" aria-hidden="true">${STATUS_ICON[item.status] ?? "•"}</span>
@@ -168,13 +169,19 @@ function render(): void {
   if (!state) return;
   renderTranscript(state);
 
-  document.getElementById("pickers")!.innerHTML = state.config
+  const pickers = state.config
     .map(
-      (c) => `<label title="${esc(c.name)}">${esc(c.name)} <select data-config="${esc(c.id)}">${c.options
+      (c) => `<label title="${esc(c.name)}">${esc(c.name)} <select data-config="${esc(c.id)}" aria-label="${esc(c.name)}">${c.options
         .map((o) => `<option value="${esc(o.value)}"${o.value === c.currentValue ? " selected" : ""}>${esc(o.name)}</option>`)
         .join("")}</select></label>`,
     )
     .join("");
+  // Redrawn only when they change, so a picker keeps the focus while a turn streams.
+  const pickerBox = document.getElementById("pickers")!;
+  if (pickerBox.dataset.html !== pickers) {
+    pickerBox.innerHTML = pickers;
+    pickerBox.dataset.html = pickers;
+  }
 
   const u = state.usage;
   document.getElementById("usage")!.textContent = u
@@ -189,42 +196,117 @@ function render(): void {
   renderCommands();
 }
 
+/** The slash-command menu: its matches and the one the arrow keys point at. */
+let commandMatches: { name: string; description: string }[] = [];
+let activeCommand = 0;
+/** Escape closed the menu; it stays closed until the input changes. */
+let commandsDismissed = false;
+
 function renderCommands(): void {
   const text = promptBox.value;
-  if (!state || !text.startsWith("/") || text.includes(" ")) {
-    commandsBox.innerHTML = "";
-    return;
-  }
-  const matches = state.commands.filter((c) => `/${c.name}`.startsWith(text));
+  const matches =
+    !state || commandsDismissed || !text.startsWith("/") || text.includes(" ") ? [] : state.commands.filter((c) => `/${c.name}`.startsWith(text));
+  if (matches.map((c) => c.name).join(" ") !== commandMatches.map((c) => c.name).join(" ")) activeCommand = 0;
+  commandMatches = matches;
   commandsBox.innerHTML = matches
-    .map((c) => `<div class="command" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`)
+    .map(
+      (c, i) =>
+        `<div class="command${i === activeCommand ? " active" : ""}" id="command-${i}" role="option" aria-selected="${i === activeCommand}" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`,
+    )
     .join("");
+  promptBox.setAttribute("aria-expanded", String(matches.length > 0));
+  if (matches.length) promptBox.setAttribute("aria-activedescendant", `command-${activeCommand}`);
+  else promptBox.removeAttribute("aria-activedescendant");
+}
+
+function pickCommand(name: string): void {
+  promptBox.value = `/${name} `;
+  promptBox.focus();
+  renderCommands();
+}
+
+/** Prompts sent from this view, oldest first (kept with the webview's state), for Up/Down. */
+const sentPrompts: string[] = Array.isArray(vscode.getState()?.sent) ? vscode.getState().sent : [];
+/** Where Up/Down is in `sentPrompts`; `sentPrompts.length` = not recalling. */
+let recall = sentPrompts.length;
+
+function remember(text: string): void {
+  if (sentPrompts[sentPrompts.length - 1] !== text) sentPrompts.push(text);
+  sentPrompts.splice(0, Math.max(0, sentPrompts.length - 100));
+  recall = sentPrompts.length;
+  vscode.setState({ ...(vscode.getState() ?? {}), sent: sentPrompts });
 }
 
 function send(): void {
   const text = promptBox.value;
   if (!text.trim() || state?.busy) return;
   vscode.postMessage({ type: "prompt", text });
+  remember(text);
   promptBox.value = "";
   follow = true;
   renderCommands();
 }
 
 promptBox.addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+  if (e.isComposing) return;
+  // The slash-command menu, by keyboard.
+  if (commandMatches.length) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      activeCommand = (activeCommand + (e.key === "ArrowDown" ? 1 : commandMatches.length - 1)) % commandMatches.length;
+      renderCommands();
+      return;
+    }
+    if ((e.key === "Enter" && !e.shiftKey) || e.key === "Tab") {
+      e.preventDefault();
+      pickCommand(commandMatches[activeCommand].name);
+      return;
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      commandsDismissed = true;
+      renderCommands();
+      return;
+    }
+  }
+  // Up in an empty input (or on a recalled prompt, unchanged) recalls earlier prompts; Down goes back.
+  const recalling = recall < sentPrompts.length && promptBox.value === sentPrompts[recall];
+  if (e.key === "ArrowUp" && !e.shiftKey && (promptBox.value === "" || recalling) && recall > 0) {
+    e.preventDefault();
+    promptBox.value = sentPrompts[--recall];
+    promptBox.setSelectionRange(promptBox.value.length, promptBox.value.length);
+    return;
+  }
+  if (e.key === "ArrowDown" && !e.shiftKey && recalling) {
+    e.preventDefault();
+    recall++;
+    promptBox.value = recall < sentPrompts.length ? sentPrompts[recall] : "";
+    return;
+  }
+  if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
     send();
   }
 });
-promptBox.addEventListener("input", renderCommands);
+promptBox.addEventListener("input", () => {
+  commandsDismissed = false;
+  recall = sentPrompts.length;
+  renderCommands();
+});
 sendBtn.addEventListener("click", send);
 stopBtn.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+// Escape anywhere in the view stops a running turn (the command menu takes it first).
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && !e.defaultPrevented && state?.busy) {
+    e.preventDefault();
+    vscode.postMessage({ type: "stop" });
+  }
+});
+commandsBox.addEventListener("mousedown", (e) => e.preventDefault()); // keep the focus in the input
 commandsBox.addEventListener("click", (e) => {
   const el = (e.target as HTMLElement).closest<HTMLElement>("[data-command]");
-  if (!el) return;
-  promptBox.value = `/${el.dataset.command} `;
-  promptBox.focus();
-  renderCommands();
+  if (el) pickCommand(el.dataset.command!);
 });
 transcript.addEventListener("scroll", () => {
   follow = atBottom();
@@ -282,7 +364,7 @@ function renderHistory(sessions: PastSession[], current: string | null): void {
         <span class="stitle">${esc(s.title)}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button></li>`,
     )
     .join("");
-  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" title="Close">×</button></div>${
+  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" aria-label="Close past chats" title="Close">×</button></div>${
     rows ? `<ul>${rows}</ul>` : `<div class="empty">No past chats in this folder yet.</div>`
   }`;
   historyBox.hidden = false;

@@ -1,8 +1,12 @@
 // End-to-end: the packaged VSIX installed into a real VS Code (code-server 4.100.3) driven by
 // headless Chromium through playwright-core, against the scripted fake model server.
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
-// Checks: install, activation (status bar), a full turn with a write needing permission
-// answered by clicking Allow in the webview, a created file on disk at once, Open diff opening
+// Checks: install, activation (status bar), the chat's accessibility (log region, labelled
+// input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
+// permission answered by clicking Allow in the webview (the answer collapses to one line, no
+// notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
+// stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
+// highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
@@ -148,6 +152,19 @@ async function main() {
     const view = page.frameLocator("iframe.webview.ready").first().frameLocator("#active-frame");
     const promptBox = view.locator("textarea#prompt");
     await promptBox.waitFor({ timeout: 30000 });
+    // Accessibility: the transcript is a log region, the input is labelled.
+    if ((await view.getByRole("log", { name: "Conversation" }).count()) !== 1) throw new Error("the transcript is not a labelled log region");
+    if ((await view.getByRole("textbox", { name: "Message to Corvid" }).count()) !== 1) throw new Error("the input has no accessible name");
+    // The Focus Chat Input keybinding puts the cursor in the chat's input from the editor area.
+    const inputFocused = () => promptBox.evaluate((el) => document.activeElement === el);
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+    if (await inputFocused()) throw new Error("the input should not have the focus before the keybinding");
+    await page.keyboard.press("Control+Alt+K");
+    for (let i = 0; !(await inputFocused()); i++) {
+      if (i > 40) throw new Error("Ctrl+Alt+K did not focus the chat input");
+      await page.waitForTimeout(250);
+    }
+    say("a11y: log region, labelled input; Ctrl+Alt+K focuses the input");
 
     // 4. A full turn: write_file needs permission; Allow is clicked in the webview.
     fake.script("E2E-WRITE", {
@@ -224,6 +241,42 @@ async function main() {
     if (streamed.includes("word399")) throw new Error("the turn was not cancelled");
     say("Stop cancelled the streaming turn");
 
+    // 7b. Escape in the chat stops a running turn too.
+    fake.script("E2E-ESC", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `esc${i} ` })), delayMs: 50 });
+    await promptBox.fill("E2E-ESC: talk until Escape");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "esc3" }).first().waitFor({ timeout: 30000 });
+    await promptBox.press("Escape");
+    await view.locator(".stop-reason[data-stop='cancelled']").nth(1).waitFor({ timeout: 20000 });
+    if ((await view.locator(".msg.agent").last().innerText()).includes("esc399")) throw new Error("Escape did not cancel the turn");
+    say("Escape stopped the streaming turn");
+
+    // 7c. Up in the empty input recalls earlier prompts, newest first; Down goes back.
+    await promptBox.fill("");
+    await promptBox.press("ArrowUp");
+    if ((await promptBox.inputValue()) !== "E2E-ESC: talk until Escape") throw new Error(`Up recalled ${await promptBox.inputValue()}`);
+    await promptBox.press("ArrowUp");
+    if ((await promptBox.inputValue()) !== "E2E-SLOW: talk for a long time") throw new Error(`Up twice recalled ${await promptBox.inputValue()}`);
+    await promptBox.press("ArrowDown");
+    await promptBox.press("ArrowDown");
+    if ((await promptBox.inputValue()) !== "") throw new Error("Down past the newest prompt should empty the input");
+    // The slash-command menu by keyboard: arrows move, Enter picks, Escape closes.
+    await promptBox.pressSequentially("/");
+    const options = view.getByRole("option");
+    await options.first().waitFor({ timeout: 10000 });
+    const names = (await options.allInnerTexts()).map((t) => t.split(" ")[0]);
+    if (names.length < 2) throw new Error(`expected the agent's slash commands, got ${names}`);
+    await promptBox.press("ArrowDown");
+    if ((await view.locator("[role='option'][aria-selected='true']").innerText()).split(" ")[0] !== names[1]) throw new Error("ArrowDown did not move in the command menu");
+    await promptBox.press("Enter");
+    if ((await promptBox.inputValue()) !== `${names[1]} `) throw new Error(`Enter picked ${await promptBox.inputValue()}, not ${names[1]}`);
+    await promptBox.fill("/");
+    await options.first().waitFor({ timeout: 5000 });
+    await promptBox.press("Escape");
+    if ((await options.count()) !== 0) throw new Error("Escape did not close the command menu");
+    await promptBox.fill("");
+    say("prompt recall with Up/Down; the slash menu works by keyboard");
+
     // 8. Ask About Selection: the selected text reaches the model as an embedded resource.
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
     await page.keyboard.press("F1");
@@ -236,7 +289,7 @@ async function main() {
     await page.locator(".monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+A");
     fake.script("E2E-SELECTION", { chunks: [{ content: "That is a heading." }] });
-    await palette("Corvid: Ask About Selection", { click: false }); // a click would drop the selection
+    await page.keyboard.press("Control+Alt+Shift+K"); // the Ask About Selection keybinding
     await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
     await page.keyboard.press("Control+A");
     await page.keyboard.type("E2E-SELECTION what is this?");
@@ -292,6 +345,46 @@ async function main() {
     await page.locator(".part.editor .monaco-editor .view-lines", { hasText: 'const inserted = "E2E-INSERTED";' }).first().waitFor({ timeout: 10000 });
     await page.locator(".tab.active", { hasText: "README.md" }).waitFor({ timeout: 5000 });
     say("markdown: table, nested list, code in bold, highlighted code; Copy and Insert work");
+
+    // Every button in the view has an accessible name, and a keyboard focus ring.
+    const unnamed = await view.locator("body").evaluate(() =>
+      [...document.querySelectorAll("button")].filter((b) => !(b.getAttribute("aria-label") || b.textContent.trim() || b.title)).map((b) => b.outerHTML),
+    );
+    if (unnamed.length) throw new Error(`buttons without an accessible name: ${unnamed}`);
+    const copyButton = mdMsg.getByRole("button", { name: "Copy code" });
+    await copyButton.focus();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Tab");
+    const ring = await copyButton.evaluate((b) => getComputedStyle(b).outlineStyle + " " + getComputedStyle(b).outlineWidth);
+    if (!ring.startsWith("solid") || ring.endsWith(" 0px")) throw new Error(`no visible focus on a focused button: ${ring}`);
+
+    // High Contrast: code is readable on its background and buttons have borders.
+    fs.writeFileSync(settingsFile, JSON.stringify({ ...baseSettings, "workbench.colorTheme": "Default High Contrast" }));
+    await view.locator("body.vscode-high-contrast").waitFor({ timeout: 20000 });
+    const hc = await mdMsg.locator(".codeblock").evaluate((block) => {
+      const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+      const lum = ([r, g, b]) => [r, g, b].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const bgOf = (el) => {
+        for (; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length >= 3 && (c.length < 4 || c[3] > 0)) return c;
+        }
+        return [0, 0, 0];
+      };
+      const ratio = (el) => {
+        const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(bgOf(el))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      };
+      const tokens = [block.querySelector("code"), ...block.querySelectorAll("code span")];
+      const button = block.querySelector("button");
+      return { worst: Math.min(...tokens.map(ratio)), border: getComputedStyle(button).borderTopWidth + " " + getComputedStyle(button).borderTopColor };
+    });
+    if (hc.worst < 4.5) throw new Error(`code in High Contrast has a contrast ratio of ${hc.worst.toFixed(2)}`);
+    if (hc.border.startsWith("0px") || /rgba\(0, 0, 0, 0\)/.test(hc.border)) throw new Error(`buttons in High Contrast have no border: ${hc.border}`);
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-high-contrast.png") });
+    fs.writeFileSync(settingsFile, JSON.stringify(baseSettings));
+    await view.locator("body.vscode-dark").waitFor({ timeout: 20000 });
+    say(`every button named, focus visible; High Contrast: code contrast ${hc.worst.toFixed(1)}:1, button border ${hc.border}`);
 
     // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
     // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
