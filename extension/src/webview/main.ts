@@ -98,6 +98,9 @@ let drawn: { sig: string; el: HTMLElement }[] = [];
 let drawnSession: string | null = null;
 /** Follow mode: keep the newest content in view unless the reader scrolled up. */
 let follow = true;
+/** Where follow mode last put the view: a reader who scrolled above it since has left follow mode,
+ * even if the scroll event has not arrived yet. */
+let autoTop = 0;
 
 function elementOf(html: string): HTMLElement {
   const t = document.createElement("template");
@@ -145,7 +148,9 @@ function renderTranscript(s: ViewState): void {
     drawn = [];
     drawnSession = s.sessionId;
     follow = true;
+    autoTop = 0;
   }
+  if (follow && transcript.scrollTop < autoTop - 5) follow = false;
   const empty = transcript.querySelector(":scope > .empty");
   if (s.items.length && empty) empty.remove();
   if (!s.items.length && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
@@ -161,7 +166,10 @@ function renderTranscript(s: ViewState): void {
       drawn[i] = { sig, el };
     }
   });
-  if (follow) transcript.scrollTop = transcript.scrollHeight;
+  if (follow) {
+    transcript.scrollTop = transcript.scrollHeight;
+    autoTop = transcript.scrollTop;
+  }
   updateJump();
 }
 
@@ -244,6 +252,7 @@ function send(): void {
   remember(text);
   promptBox.value = "";
   follow = true;
+  autoTop = 0;
   renderCommands();
 }
 
@@ -315,6 +324,7 @@ transcript.addEventListener("scroll", () => {
 jumpBtn.addEventListener("click", () => {
   follow = true;
   transcript.scrollTop = transcript.scrollHeight;
+  autoTop = transcript.scrollTop;
   updateJump();
 });
 transcript.addEventListener("click", (e) => {
@@ -323,7 +333,10 @@ transcript.addEventListener("click", (e) => {
   if (codeButton) {
     const text = codeButton.closest(".codeblock")?.querySelector("pre code")?.textContent ?? "";
     const copy = codeButton.classList.contains("code-copy");
-    vscode.postMessage({ type: copy ? "copyCode" : "insertCode", text });
+    // Copy: the webview's own clipboard (a click is a user gesture here), else VS Code's.
+    if (!copy) vscode.postMessage({ type: "insertCode", text });
+    else if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => vscode.postMessage({ type: "copyCode", text }));
+    else vscode.postMessage({ type: "copyCode", text });
     const label = copy ? "Copy" : "Insert";
     codeButton.textContent = copy ? "Copied" : "Inserted";
     setTimeout(() => (codeButton.textContent = label), 1500);
