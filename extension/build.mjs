@@ -44,6 +44,8 @@ await esbuild.build({
   platform: "browser",
   format: "iife",
   target: "es2022",
+  // markdown-it (with its entity tables) and highlight.js are most of this bundle.
+  minify: true,
 });
 
 if (tests) {

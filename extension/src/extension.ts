@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
-import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
+import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
@@ -30,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.window.registerWebviewViewProvider("corvid.chat", chat, { webviewOptions: { retainContextWhenHidden: true } }),
       vscode.workspace.registerTextDocumentContentProvider(OLD_SCHEME, chat.oldTexts),
       vscode.commands.registerCommand("corvid.newChat", () => chat.guard("New Chat", () => chat.newChat())),
+      vscode.commands.registerCommand("corvid.focusChat", () => chat.guard("Focus Chat Input", () => chat.focusInput())),
       vscode.commands.registerCommand("corvid.askAboutFile", () => chat.guard("Ask About This File", () => chat.askAboutEditor(false))),
       vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.guard("Ask About Selection", () => chat.askAboutEditor(true))),
       vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
@@ -73,6 +74,8 @@ class Chat implements vscode.WebviewViewProvider {
   private viewReady = false;
   /** A history list asked for before the webview was ready; sent on "ready". */
   private pendingHistory: unknown = null;
+  /** Focus Chat Input ran before the webview was ready: focus its input on "ready". */
+  private focusOnReady = false;
   private client: AcpClient | null = null;
   private transport: Transport | null = null;
   private starting: Promise<AcpClient> | null = null;
@@ -130,6 +133,8 @@ class Chat implements vscode.WebviewViewProvider {
         this.post(true);
         if (this.pendingHistory) void this.view?.webview.postMessage(this.pendingHistory);
         this.pendingHistory = null;
+        if (this.focusOnReady) void this.view?.webview.postMessage({ type: "focus" });
+        this.focusOnReady = false;
         break;
       case "prompt":
         await this.prompt(String(m.text ?? ""));
@@ -155,6 +160,13 @@ class Chat implements vscode.WebviewViewProvider {
         break;
       case "newChat":
         await this.newChat();
+        break;
+      case "copyCode":
+        await vscode.env.clipboard.writeText(String(m.text ?? ""));
+        log.info(`copied a code block (${String(m.text ?? "").length} characters)`);
+        break;
+      case "insertCode":
+        await insertAtCursor(String(m.text ?? ""));
         break;
       case "openFile":
         await vscode.window.showTextDocument(vscode.Uri.file(m.path), { preview: true });
@@ -337,6 +349,13 @@ class Chat implements vscode.WebviewViewProvider {
     void this.view?.webview.postMessage({ type: "focus" });
   }
 
+  /** Shows the chat and puts the cursor in its input (a keybinding). */
+  async focusInput(): Promise<void> {
+    await vscode.commands.executeCommand("corvid.chat.focus");
+    if (this.view && this.viewReady) void this.view.webview.postMessage({ type: "focus" });
+    else this.focusOnReady = true;
+  }
+
   async prompt(text: string, resource?: { uri: string; text: string; mimeType?: string }): Promise<void> {
     if (!text.trim() && !resource) return;
     const client = await this.ensureClient();
@@ -352,11 +371,14 @@ class Chat implements vscode.WebviewViewProvider {
     this.post(true);
     try {
       const res = await client.prompt(sessionId, promptBlocks(text, resource));
-      this.state.lastStop = res.stopReason;
+      // Not into a session opened meanwhile (New Chat, a loaded past chat).
+      if (this.state.sessionId === sessionId) endTurn(this.state, res.stopReason);
       log.info(`turn ended: ${res.stopReason}`);
     } catch (e) {
-      this.state.lastStop = "error";
-      this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+      if (this.state.sessionId === sessionId) {
+        this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+        endTurn(this.state, "error");
+      }
       log.error(`prompt failed: ${errorText(e)}`);
     } finally {
       if (this.state.sessionId === sessionId) {
@@ -500,6 +522,21 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
   }
   // Show the file (a preview tab, focus stays in the chat).
   void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
+}
+
+/**
+ * "Insert" on a code block: the code replaces the selections of the editor the user was last
+ * in (the chat view's focus does not change VS Code's active editor), or of the first visible
+ * one, which then gets the focus.
+ */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showInformationMessage("Corvid: open a file to insert the code into.");
+    return;
+  }
+  if (!(await editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text))))) throw new Error(`could not insert into ${editor.document.uri.fsPath}`);
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
 }
 
 /**

@@ -1,109 +1,77 @@
-// A small Markdown renderer for streamed agent text. Safe by construction: every piece of
-// source text is HTML-escaped first and only this file's own tags are emitted, so raw HTML
-// in the model's output shows up as text. Links are kept only for http(s) URLs.
-// Supports: fenced code, headings, lists, block quotes, rules, paragraphs, `code`,
-// **bold**, *italic*, ~~strike~~, [links](https://...).
+// Markdown for the chat: markdown-it (CommonMark + GitHub tables and strikethrough) with raw
+// HTML off, so HTML in the model's output shows up as text and no attribute of the model's
+// choosing is ever emitted. Links are kept only for http(s) and mailto URLs (others, such as
+// `javascript:`, stay literal text); images are off (no remote loads from agent text). Fenced
+// code is highlighted by highlight.js (a few common languages, colored in chat.css through
+// VS Code's theme variables) and gets Copy and Insert buttons.
+import MarkdownIt from "markdown-it";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import c from "highlight.js/lib/languages/c";
+import diff from "highlight.js/lib/languages/diff";
+import go from "highlight.js/lib/languages/go";
+import ini from "highlight.js/lib/languages/ini";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import markdown from "highlight.js/lib/languages/markdown";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import shell from "highlight.js/lib/languages/shell";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
+
+// A handful of common languages keeps the webview bundle small (css, sql and cpp alone would
+// add about 25 KB); others render as plain, escaped text.
+const languages = { bash, c, diff, go, ini, javascript, json, markdown, python, rust, shell, typescript, xml, yaml };
+for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
+hljs.registerAliases(["toml"], { languageName: "ini" });
+hljs.registerAliases(["sh", "zsh", "console"], { languageName: "bash" });
+hljs.registerAliases(["html", "svg"], { languageName: "xml" });
+hljs.registerAliases(["cpp", "c++", "h", "hpp"], { languageName: "c" });
 
 export function escapeHtml(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
-function inline(src: string): string {
-  // Split out code spans first so their content is not formatted.
-  const parts = src.split(/(`[^`]+`)/g);
-  return parts
-    .map((p) => {
-      if (p.length > 1 && p.startsWith("`") && p.endsWith("`")) return `<code>${escapeHtml(p.slice(1, -1))}</code>`;
-      let s = escapeHtml(p);
-      s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_m, text: string, url: string) =>
-        /^https?:\/\//i.test(url) ? `<a href="${url}">${text}</a>` : `${text}`,
-      );
-      s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>");
-      s = s.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>");
-      s = s.replace(/(^|\W)_([^_\s][^_]*)_(?!\w)/g, "$1<em>$2</em>");
-      s = s.replace(/~~([^~]+)~~/g, "<del>$1</del>");
-      return s;
-    })
-    .join("");
+function highlight(code: string, lang: string): string {
+  if (lang && hljs.getLanguage(lang)) {
+    try {
+      // highlight.js escapes the source itself; its output holds only its own <span class>.
+      return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+    } catch {
+      // fall through to plain text
+    }
+  }
+  return escapeHtml(code);
 }
 
+const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+md.disable("image");
+// markdown-it's own check already refuses javascript:, vbscript:, file: and most data:; this
+// one is stricter: only web and mail links become anchors.
+md.validateLink = (url: string) => /^(https?:|mailto:)/i.test(url.trim());
+md.renderer.rules.fence = (tokens, idx) => {
+  const token = tokens[idx];
+  const lang = token.info.trim().split(/\s+/)[0] ?? "";
+  const code = token.content.replace(/\n$/, "");
+  const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : "";
+  const cls = lang ? ` class="hljs language-${escapeHtml(lang)}"` : ` class="hljs"`;
+  return (
+    `<div class="codeblock">${label}<span class="code-actions">` +
+    `<button class="code-copy secondary" aria-label="Copy code" title="Copy code">Copy</button>` +
+    `<button class="code-insert secondary" aria-label="Insert code at cursor" title="Insert at the cursor in the editor">Insert</button>` +
+    `</span><pre><code${cls}>${highlight(code, lang)}</code></pre></div>\n`
+  );
+};
+md.renderer.rules.code_block = (tokens, idx) => `<pre><code>${escapeHtml(tokens[idx].content.replace(/\n$/, ""))}</code></pre>\n`;
+// Links open outside the webview (VS Code routes them to the browser); say so to the reader.
+const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+  tokens[idx].attrSet("title", tokens[idx].attrGet("href") ?? "");
+  return defaultLinkOpen(tokens, idx, options, env, self);
+};
+
 export function renderMarkdown(src: string): string {
-  const lines = src.replace(/\r\n?/g, "\n").split("\n");
-  const out: string[] = [];
-  let para: string[] = [];
-  let list: { type: "ul" | "ol"; items: string[] } | null = null;
-  let quote: string[] = [];
-  const flushPara = () => {
-    if (para.length) out.push(`<p>${inline(para.join(" "))}</p>`);
-    para = [];
-  };
-  const flushList = () => {
-    if (list) out.push(`<${list.type}>${list.items.map((i) => `<li>${i}</li>`).join("")}</${list.type}>`);
-    list = null;
-  };
-  const flushQuote = () => {
-    if (quote.length) out.push(`<blockquote>${renderMarkdown(quote.join("\n"))}</blockquote>`);
-    quote = [];
-  };
-  const flushAll = () => {
-    flushPara();
-    flushList();
-    flushQuote();
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = /^\s*(```+|~~~+)\s*([\w+#.-]*)\s*$/.exec(line);
-    if (fence) {
-      flushAll();
-      const code: string[] = [];
-      i++;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) code.push(lines[i++]);
-      const lang = fence[2] ? ` class="language-${escapeHtml(fence[2])}"` : "";
-      out.push(`<pre><code${lang}>${escapeHtml(code.join("\n"))}</code></pre>`);
-      continue;
-    }
-    if (/^\s*>/.test(line)) {
-      flushPara();
-      flushList();
-      quote.push(line.replace(/^\s*> ?/, ""));
-      continue;
-    }
-    flushQuote();
-    if (!line.trim()) {
-      flushPara();
-      flushList();
-      continue;
-    }
-    const h = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (h) {
-      flushAll();
-      out.push(`<h${h[1].length}>${inline(h[2])}</h${h[1].length}>`);
-      continue;
-    }
-    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
-      flushAll();
-      out.push("<hr>");
-      continue;
-    }
-    const li = /^\s*(?:([-*+])|(\d+)[.)])\s+(.*)$/.exec(line);
-    if (li) {
-      flushPara();
-      const type = li[1] ? "ul" : "ol";
-      if (!list || list.type !== type) {
-        flushList();
-        list = { type, items: [] };
-      }
-      const task = /^\[([ xX])\]\s+(.*)$/.exec(li[3]);
-      list.items.push(task ? `<input type="checkbox" disabled${task[1] !== " " ? " checked" : ""}> ${inline(task[2])}` : inline(li[3]));
-      continue;
-    }
-    if (list && /^\s{2,}\S/.test(line)) {
-      list.items[list.items.length - 1] += " " + inline(line.trim());
-      continue;
-    }
-    flushList();
-    para.push(line.trim());
-  }
-  flushAll();
-  return out.join("\n");
+  return md.render(src);
 }

@@ -34,9 +34,15 @@ export type Item =
       status: ToolStatus;
       content: ToolContent[];
       locations: string[];
+      /** A plan update's own call ("Update plan"): drawn as the turn's plan card, not as a card of its own. */
+      folded?: boolean;
     }
   | { kind: "permission"; requestId: number; toolCallId: string; title: string; options: PermissionOption[]; chosen?: string }
-  | { kind: "notice"; text: string; severity: string };
+  | { kind: "notice"; text: string; severity: string }
+  /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
+  | { kind: "plan"; entries: PlanEntry[] }
+  /** A turn that did not end normally (cancelled, refused, a limit hit); `end_turn` has none. */
+  | { kind: "stop"; reason: string };
 
 export interface PlanEntry {
   content: string;
@@ -102,6 +108,18 @@ export function configSelects(options: any[] | null | undefined): ConfigSelect[]
   return out;
 }
 
+/** Corvid's `update_plan` call (kind think, "Update plan"): its result is the plan card. */
+function isPlanCall(kind: unknown, title: unknown): boolean {
+  return kind === "think" && typeof title === "string" && /^update plan$/i.test(title.trim());
+}
+
+/** The items of the turn in progress (or the last one): everything after the last user message. */
+function currentTurn(state: ViewState): Item[] {
+  let start = state.items.length;
+  while (start > 0 && state.items[start - 1].kind !== "user") start--;
+  return state.items.slice(start);
+}
+
 /** Appends streamed text to the last item if it is of the same kind, else starts a new one. */
 function appendText(state: ViewState, kind: "user" | "agent" | "thought", text: string): void {
   const last = state.items[state.items.length - 1];
@@ -131,6 +149,7 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
         status: (u.status ?? "pending") as ToolStatus,
         content: toolContent(u.content),
         locations: (u.locations ?? []).map((l: any) => l.path),
+        ...(isPlanCall(u.kind, u.title) ? { folded: true } : {}),
       };
       if (existing) Object.assign(existing, item);
       else state.items.push(item);
@@ -151,9 +170,13 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
         for (const c of item.content) if (c.type === "terminal") c.stored = u.rawOutput.output;
       break;
     }
-    case "plan":
+    case "plan": {
       state.plan = (u.entries ?? []).map((e: any) => ({ content: e.content, status: e.status, priority: e.priority }));
+      const card = currentTurn(state).find((i): i is Extract<Item, { kind: "plan" }> => i.kind === "plan");
+      if (card) card.entries = state.plan.map((e) => ({ ...e }));
+      else state.items.push({ kind: "plan", entries: state.plan.map((e) => ({ ...e })) });
       break;
+    }
     case "available_commands_update":
       state.commands = (u.availableCommands ?? []).map((c: any) => ({ name: c.name, description: c.description ?? "", hint: c.input?.hint }));
       break;
@@ -196,6 +219,37 @@ export function addPermission(state: ViewState, requestId: number, params: any):
 export function resolvePermission(state: ViewState, requestId: number, chosen: string): ViewState {
   for (const i of state.items) if (i.kind === "permission" && i.requestId === requestId) i.chosen = chosen;
   return state;
+}
+
+/** An answered permission request as one line, e.g. "Allowed once", "Rejected", "Cancelled". */
+export function permissionSummary(item: Extract<Item, { kind: "permission" }>): string {
+  if (item.chosen === undefined) return "";
+  if (item.chosen === "cancelled") return "Cancelled";
+  const option = item.options.find((o) => o.optionId === item.chosen);
+  const byKind: Record<string, string> = { allow_once: "Allowed once", allow_always: "Always allowed", reject_once: "Rejected", reject_always: "Always rejected" };
+  return (option && byKind[option.kind]) ?? option?.name ?? item.chosen;
+}
+
+/**
+ * A turn's end: the stop reason is kept, and a turn that did not end normally (cancelled,
+ * refused, a limit hit) leaves a line in the transcript. A normal end (`end_turn`) leaves none,
+ * nor does "error", whose message is already a notice.
+ */
+export function endTurn(state: ViewState, stopReason: string): ViewState {
+  state.lastStop = stopReason;
+  if (stopReason !== "end_turn" && stopReason !== "error") state.items.push({ kind: "stop", reason: stopReason });
+  return state;
+}
+
+/** What a stop item says. */
+export function stopText(reason: string): string {
+  const known: Record<string, string> = {
+    cancelled: "Turn cancelled.",
+    refusal: "The model refused to continue.",
+    max_tokens: "Turn ended: the model reached its output limit.",
+    max_turn_requests: "Turn ended: too many model requests in one turn.",
+  };
+  return known[reason] ?? `Turn ended: ${reason.replace(/_/g, " ")}.`;
 }
 
 /** Pending permission requests (unanswered). */

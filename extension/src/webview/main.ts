@@ -1,23 +1,24 @@
 // The chat webview: draws the view model the extension posts, sends user actions back.
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
-import type { Item, ViewState } from "../viewModel";
+import { permissionSummary, stopText, type Item, type ViewState } from "../viewModel";
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 
 const app = document.getElementById("app")!;
 app.innerHTML = `
-<div class="toolbar"><span id="pickers"></span><span id="usage" class="usage"></span></div>
-<div id="history" class="history" hidden></div>
-<div id="transcript" class="transcript" aria-live="polite"></div>
-<div id="plan" class="plan"></div>
+<div class="toolbar" role="toolbar" aria-label="Session settings"><span id="pickers"></span><span id="usage" class="usage"></span></div>
+<div id="history" class="history" role="region" aria-label="Past chats" hidden></div>
+<div class="transcript-wrap"><div id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></div>
+<button id="jump" class="jump" hidden aria-label="Jump to latest message" title="Scroll to the newest message">↓ Jump to latest</button></div>
 <div class="composer">
-  <div id="commands" class="commands"></div>
-  <textarea id="prompt" rows="3" placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands)"></textarea>
-  <div class="actions"><span id="status" class="status"></span>
-    <button id="stop" class="secondary" title="Stop (session/cancel)">Stop</button>
-    <button id="send" title="Send">Send</button></div>
+  <div id="commands" class="commands" role="listbox" aria-label="Slash commands"></div>
+  <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands" aria-autocomplete="list" aria-expanded="false"
+    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, ↑ for earlier prompts, Esc to stop)"></textarea>
+  <div class="actions"><span id="status" class="status" role="status"></span>
+    <button id="stop" class="secondary" aria-label="Stop the turn" title="Stop (Esc)">Stop</button>
+    <button id="send" aria-label="Send" title="Send (Enter)">Send</button></div>
 </div>`;
 
 const transcript = document.getElementById("transcript")!;
@@ -26,8 +27,10 @@ const stopBtn = document.getElementById("stop") as HTMLButtonElement;
 const sendBtn = document.getElementById("send") as HTMLButtonElement;
 const commandsBox = document.getElementById("commands")!;
 const historyBox = document.getElementById("history")!;
+const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
 let state: ViewState | null = null;
-const openThoughts = new Set<number>();
+/** Which collapsible parts (thoughts, read cards) the reader opened, by data-key. */
+const openDetails = new Set<string>();
 
 const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
 
@@ -38,18 +41,29 @@ function renderItem(item: Item, index: number): string {
     case "agent":
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
     case "thought":
-      return `<details class="thought" data-index="${index}"${openThoughts.has(index) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
+      return `<details class="thought" data-key="thought:${index}"${openDetails.has(`thought:${index}`) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
     case "notice":
       return `<div class="notice ${esc(item.severity)}">${esc(item.text)}</div>`;
     case "permission": {
-      const buttons = item.chosen
-        ? `<span class="chosen">${esc(item.options.find((o) => o.optionId === item.chosen)?.name ?? item.chosen)}</span>`
-        : item.options
-            .map((o) => `<button class="perm ${o.kind.startsWith("allow") ? "" : "secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
-            .join("");
-      return `<div class="permission${item.chosen ? " answered" : ""}"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
+      if (item.chosen !== undefined) {
+        const allowed = item.options.find((o) => o.optionId === item.chosen)?.kind.startsWith("allow") ?? false;
+        return `<div class="permission answered${allowed ? " allowed" : ""}" data-request="${item.requestId}"><span class="picon" aria-hidden="true">${allowed ? "✓" : "✗"}</span>
+          <span class="ptitle">${esc(item.title)}</span><span class="chosen">${esc(permissionSummary(item))}</span></div>`;
+      }
+      // Only "allow once" is the primary action; "always" and the rejections are secondary.
+      const buttons = item.options
+        .map((o) => `<button class="perm${o.kind === "allow_once" ? "" : " secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
+        .join("");
+      return `<div class="permission" role="group" aria-label="Permission request"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
     }
+    case "plan":
+      return `<div class="plan" role="group" aria-label="Plan"><div class="plan-title">Plan</div><ul>${item.entries
+        .map((e) => `<li class="${esc(e.status)}"><span class="ticon" aria-hidden="true">${STATUS_ICON[e.status] ?? "•"}</span> ${esc(e.content)}<span class="sr-only"> (${esc(e.status.replace("_", " "))})</span></li>`)
+        .join("")}</ul></div>`;
+    case "stop":
+      return `<div class="stop-reason" data-stop="${esc(item.reason)}">${esc(stopText(item.reason))}</div>`;
     case "tool": {
+      if (item.folded && item.status !== "failed") return `<div class="tool folded" hidden></div>`;
       let diffIndex = 0;
       const body = item.content
         .map((c) => {
@@ -61,39 +75,121 @@ function renderItem(item: Item, index: number): string {
           const i = diffIndex++;
           const oldLines = c.oldText == null ? 0 : c.oldText.split("\n").length;
           const newLines = c.newText.split("\n").length;
-          return `<div class="diff"><span class="path" data-path="${esc(c.path)}">${esc(c.path.split("/").pop() ?? c.path)}</span>
+          return `<div class="diff"><button class="path link" data-path="${esc(c.path)}" title="Open ${esc(c.path)}">${esc(c.path.split("/").pop() ?? c.path)}</button>
             <span class="stat">${c.oldText == null ? "new file" : `${oldLines} → ${newLines} lines`}</span>
-            <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}">Open diff</button></div>`;
+            <button class="open-diff secondary" data-tool="${esc(item.id)}" data-diff="${i}" aria-label="Open diff of ${esc(c.path.split("/").pop() ?? c.path)}">Open diff</button></div>`;
         })
         .join("");
-      return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader"><span class="ticon">${STATUS_ICON[item.status] ?? "•"}</span>
-        <span class="ttitle">${esc(item.title)}</span><span class="tstatus">${esc(item.status.replace("_", " "))}</span></div>${body}</div>`;
+      const header = `<span class="ticon" aria-hidden="true">${STATUS_ICON[item.status] ?? "•"}</span>
+        <span class="ttitle">${esc(item.title)}</span><span class="tstatus">${esc(item.status.replace("_", " "))}</span>`;
+      // A read is one line; what it read stays one click away.
+      if (item.toolKind === "read") {
+        const key = `tool:${item.id}`;
+        return `<details class="tool compact ${esc(item.status)}" data-tool-id="${esc(item.id)}" data-key="${esc(key)}"${openDetails.has(key) ? " open" : ""}>
+          <summary class="theader">${header}</summary>${body}</details>`;
+      }
+      return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader">${header}</div>${body}</div>`;
     }
   }
 }
 
+/** What is drawn for each item: its data as last drawn and its element (index = item index). */
+let drawn: { sig: string; el: HTMLElement }[] = [];
+let drawnSession: string | null = null;
+/** Follow mode: keep the newest content in view unless the reader scrolled up. */
+let follow = true;
+/** Where follow mode last put the view: a reader who scrolled above it since has left follow mode,
+ * even if the scroll event has not arrived yet. */
+let autoTop = 0;
+
+function elementOf(html: string): HTMLElement {
+  const t = document.createElement("template");
+  t.innerHTML = html.trim();
+  return t.content.firstElementChild as HTMLElement;
+}
+
+/**
+ * Brings `el` to the markup `html` while touching as little as possible: its attributes are
+ * updated and only the top-level children that differ are replaced. A streaming message thus
+ * changes only in its last block; earlier blocks (a text selection in them, a focused button)
+ * stay as they are.
+ */
+function patch(el: HTMLElement, html: string): HTMLElement {
+  const next = elementOf(html);
+  if (el.tagName !== next.tagName) {
+    el.replaceWith(next);
+    return next;
+  }
+  for (const a of Array.from(el.attributes)) if (!next.hasAttribute(a.name)) el.removeAttribute(a.name);
+  for (const a of Array.from(next.attributes)) if (el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  const before = Array.from(el.childNodes);
+  const after = Array.from(next.childNodes);
+  after.forEach((n, j) => {
+    const o = before[j];
+    if (!o) el.appendChild(n);
+    else if (!o.isEqualNode(n)) el.replaceChild(n, o);
+  });
+  for (const o of before.slice(after.length)) o.remove();
+  return el;
+}
+
+function atBottom(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 30;
+}
+
+function updateJump(): void {
+  jumpBtn.hidden = follow || atBottom();
+}
+
+/** Draws the transcript incrementally: only items whose data changed are touched. */
+function renderTranscript(s: ViewState): void {
+  if (s.sessionId !== drawnSession || s.items.length < drawn.length) {
+    transcript.replaceChildren();
+    drawn = [];
+    drawnSession = s.sessionId;
+    follow = true;
+    autoTop = 0;
+  }
+  if (follow && transcript.scrollTop < autoTop - 5) follow = false;
+  const empty = transcript.querySelector(":scope > .empty");
+  if (s.items.length && empty) empty.remove();
+  if (!s.items.length && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
+  s.items.forEach((item, i) => {
+    const sig = JSON.stringify(item);
+    const d = drawn[i];
+    if (d?.sig === sig) return;
+    const html = renderItem(item, i);
+    if (d) drawn[i] = { sig, el: patch(d.el, html) };
+    else {
+      const el = elementOf(html);
+      transcript.appendChild(el);
+      drawn[i] = { sig, el };
+    }
+  });
+  if (follow) {
+    transcript.scrollTop = transcript.scrollHeight;
+    autoTop = transcript.scrollTop;
+  }
+  updateJump();
+}
+
 function render(): void {
   if (!state) return;
-  const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
-  transcript.innerHTML = state.items.length
-    ? state.items.map(renderItem).join("")
-    : `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`;
-  if (state.lastStop && !state.busy) transcript.insertAdjacentHTML("beforeend", `<div class="stop-reason" data-stop="${esc(state.lastStop)}">Turn ended: ${esc(state.lastStop.replace("_", " "))}</div>`);
-  if (nearBottom) transcript.scrollTop = transcript.scrollHeight;
+  renderTranscript(state);
 
-  document.getElementById("plan")!.innerHTML = state.plan.length
-    ? `<div class="plan-title">Plan</div><ul>${state.plan
-        .map((e) => `<li class="${esc(e.status)}"><input type="checkbox" disabled${e.status === "completed" ? " checked" : ""}> ${esc(e.content)}</li>`)
-        .join("")}</ul>`
-    : "";
-
-  document.getElementById("pickers")!.innerHTML = state.config
+  const pickers = state.config
     .map(
-      (c) => `<label title="${esc(c.name)}">${esc(c.name)} <select data-config="${esc(c.id)}">${c.options
+      (c) => `<label title="${esc(c.name)}">${esc(c.name)} <select data-config="${esc(c.id)}" aria-label="${esc(c.name)}">${c.options
         .map((o) => `<option value="${esc(o.value)}"${o.value === c.currentValue ? " selected" : ""}>${esc(o.name)}</option>`)
         .join("")}</select></label>`,
     )
     .join("");
+  // Redrawn only when they change, so a picker keeps the focus while a turn streams.
+  const pickerBox = document.getElementById("pickers")!;
+  if (pickerBox.dataset.html !== pickers) {
+    pickerBox.innerHTML = pickers;
+    pickerBox.dataset.html = pickers;
+  }
 
   const u = state.usage;
   document.getElementById("usage")!.textContent = u
@@ -104,47 +200,147 @@ function render(): void {
   sendBtn.disabled = state.busy;
   document.body.dataset.busy = String(state.busy);
   document.body.dataset.session = state.sessionId ?? "";
+  document.body.dataset.lastStop = state.lastStop ?? "";
   renderCommands();
 }
 
+/** The slash-command menu: its matches and the one the arrow keys point at. */
+let commandMatches: { name: string; description: string }[] = [];
+let activeCommand = 0;
+/** Escape closed the menu; it stays closed until the input changes. */
+let commandsDismissed = false;
+
 function renderCommands(): void {
   const text = promptBox.value;
-  if (!state || !text.startsWith("/") || text.includes(" ")) {
-    commandsBox.innerHTML = "";
-    return;
-  }
-  const matches = state.commands.filter((c) => `/${c.name}`.startsWith(text));
+  const matches =
+    !state || commandsDismissed || !text.startsWith("/") || text.includes(" ") ? [] : state.commands.filter((c) => `/${c.name}`.startsWith(text));
+  if (matches.map((c) => c.name).join(" ") !== commandMatches.map((c) => c.name).join(" ")) activeCommand = 0;
+  commandMatches = matches;
   commandsBox.innerHTML = matches
-    .map((c) => `<div class="command" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`)
+    .map(
+      (c, i) =>
+        `<div class="command${i === activeCommand ? " active" : ""}" id="command-${i}" role="option" aria-selected="${i === activeCommand}" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`,
+    )
     .join("");
+  promptBox.setAttribute("aria-expanded", String(matches.length > 0));
+  if (matches.length) promptBox.setAttribute("aria-activedescendant", `command-${activeCommand}`);
+  else promptBox.removeAttribute("aria-activedescendant");
+}
+
+function pickCommand(name: string): void {
+  promptBox.value = `/${name} `;
+  promptBox.focus();
+  renderCommands();
+}
+
+/** Prompts sent from this view, oldest first (kept with the webview's state), for Up/Down. */
+const sentPrompts: string[] = Array.isArray(vscode.getState()?.sent) ? vscode.getState().sent : [];
+/** Where Up/Down is in `sentPrompts`; `sentPrompts.length` = not recalling. */
+let recall = sentPrompts.length;
+
+function remember(text: string): void {
+  if (sentPrompts[sentPrompts.length - 1] !== text) sentPrompts.push(text);
+  sentPrompts.splice(0, Math.max(0, sentPrompts.length - 100));
+  recall = sentPrompts.length;
+  vscode.setState({ ...(vscode.getState() ?? {}), sent: sentPrompts });
 }
 
 function send(): void {
   const text = promptBox.value;
   if (!text.trim() || state?.busy) return;
   vscode.postMessage({ type: "prompt", text });
+  remember(text);
   promptBox.value = "";
+  follow = true;
+  autoTop = 0;
   renderCommands();
 }
 
 promptBox.addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+  if (e.isComposing) return;
+  // The slash-command menu, by keyboard.
+  if (commandMatches.length) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      activeCommand = (activeCommand + (e.key === "ArrowDown" ? 1 : commandMatches.length - 1)) % commandMatches.length;
+      renderCommands();
+      return;
+    }
+    if ((e.key === "Enter" && !e.shiftKey) || e.key === "Tab") {
+      e.preventDefault();
+      pickCommand(commandMatches[activeCommand].name);
+      return;
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      commandsDismissed = true;
+      renderCommands();
+      return;
+    }
+  }
+  // Up in an empty input (or on a recalled prompt, unchanged) recalls earlier prompts; Down goes back.
+  const recalling = recall < sentPrompts.length && promptBox.value === sentPrompts[recall];
+  if (e.key === "ArrowUp" && !e.shiftKey && (promptBox.value === "" || recalling) && recall > 0) {
+    e.preventDefault();
+    promptBox.value = sentPrompts[--recall];
+    promptBox.setSelectionRange(promptBox.value.length, promptBox.value.length);
+    return;
+  }
+  if (e.key === "ArrowDown" && !e.shiftKey && recalling) {
+    e.preventDefault();
+    recall++;
+    promptBox.value = recall < sentPrompts.length ? sentPrompts[recall] : "";
+    return;
+  }
+  if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
     send();
   }
 });
-promptBox.addEventListener("input", renderCommands);
+promptBox.addEventListener("input", () => {
+  commandsDismissed = false;
+  recall = sentPrompts.length;
+  renderCommands();
+});
 sendBtn.addEventListener("click", send);
 stopBtn.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+// Escape anywhere in the view stops a running turn (the command menu takes it first).
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && !e.defaultPrevented && state?.busy) {
+    e.preventDefault();
+    vscode.postMessage({ type: "stop" });
+  }
+});
+commandsBox.addEventListener("mousedown", (e) => e.preventDefault()); // keep the focus in the input
 commandsBox.addEventListener("click", (e) => {
   const el = (e.target as HTMLElement).closest<HTMLElement>("[data-command]");
-  if (!el) return;
-  promptBox.value = `/${el.dataset.command} `;
-  promptBox.focus();
-  renderCommands();
+  if (el) pickCommand(el.dataset.command!);
+});
+transcript.addEventListener("scroll", () => {
+  follow = atBottom();
+  updateJump();
+});
+jumpBtn.addEventListener("click", () => {
+  follow = true;
+  transcript.scrollTop = transcript.scrollHeight;
+  autoTop = transcript.scrollTop;
+  updateJump();
 });
 transcript.addEventListener("click", (e) => {
   const t = e.target as HTMLElement;
+  const codeButton = t.closest<HTMLButtonElement>("button.code-copy, button.code-insert");
+  if (codeButton) {
+    const text = codeButton.closest(".codeblock")?.querySelector("pre code")?.textContent ?? "";
+    const copy = codeButton.classList.contains("code-copy");
+    // Copy: the webview's own clipboard (a click is a user gesture here), else VS Code's.
+    if (!copy) vscode.postMessage({ type: "insertCode", text });
+    else if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => vscode.postMessage({ type: "copyCode", text }));
+    else vscode.postMessage({ type: "copyCode", text });
+    const label = copy ? "Copy" : "Insert";
+    codeButton.textContent = copy ? "Copied" : "Inserted";
+    setTimeout(() => (codeButton.textContent = label), 1500);
+  }
   const perm = t.closest<HTMLElement>("button.perm");
   if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
   const diff = t.closest<HTMLElement>("button.open-diff");
@@ -156,9 +352,10 @@ transcript.addEventListener(
   "toggle",
   (e) => {
     const d = e.target as HTMLDetailsElement;
-    const i = Number(d.dataset.index);
-    if (d.open) openThoughts.add(i);
-    else openThoughts.delete(i);
+    const key = d.dataset.key;
+    if (!key) return;
+    if (d.open) openDetails.add(key);
+    else openDetails.delete(key);
   },
   true,
 );
@@ -180,7 +377,7 @@ function renderHistory(sessions: PastSession[], current: string | null): void {
         <span class="stitle">${esc(s.title)}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button></li>`,
     )
     .join("");
-  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" title="Close">×</button></div>${
+  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" aria-label="Close past chats" title="Close">×</button></div>${
     rows ? `<ul>${rows}</ul>` : `<div class="empty">No past chats in this folder yet.</div>`
   }`;
   historyBox.hidden = false;

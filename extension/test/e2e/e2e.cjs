@@ -1,8 +1,12 @@
 // End-to-end: the packaged VSIX installed into a real VS Code (code-server 4.100.3) driven by
 // headless Chromium through playwright-core, against the scripted fake model server.
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
-// Checks: install, activation (status bar), a full turn with a write needing permission
-// answered by clicking Allow in the webview, a created file on disk at once, Open diff opening
+// Checks: install, activation (status bar), the chat's accessibility (log region, labelled
+// input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
+// permission answered by clicking Allow in the webview (the answer collapses to one line, no
+// notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
+// stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
+// highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
@@ -148,6 +152,19 @@ async function main() {
     const view = page.frameLocator("iframe.webview.ready").first().frameLocator("#active-frame");
     const promptBox = view.locator("textarea#prompt");
     await promptBox.waitFor({ timeout: 30000 });
+    // Accessibility: the transcript is a log region, the input is labelled.
+    if ((await view.getByRole("log", { name: "Conversation" }).count()) !== 1) throw new Error("the transcript is not a labelled log region");
+    if ((await view.getByRole("textbox", { name: "Message to Corvid" }).count()) !== 1) throw new Error("the input has no accessible name");
+    // The Focus Chat Input keybinding puts the cursor in the chat's input from the editor area.
+    const inputFocused = () => promptBox.evaluate((el) => document.hasFocus() && document.activeElement === el);
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+    if (await inputFocused()) throw new Error("the input should not have the focus before the keybinding");
+    await page.keyboard.press("Control+Alt+K");
+    for (let i = 0; !(await inputFocused()); i++) {
+      if (i > 40) throw new Error("Ctrl+Alt+K did not focus the chat input");
+      await page.waitForTimeout(250);
+    }
+    say("a11y: log region, labelled input; Ctrl+Alt+K focuses the input");
 
     // 4. A full turn: write_file needs permission; Allow is clicked in the webview.
     fake.script("E2E-WRITE", {
@@ -163,8 +180,17 @@ async function main() {
     const optionCount = await view.locator("button.perm").count();
     if (optionCount < 2) throw new Error(`expected every permission option as a button, got ${optionCount}`);
     say(`permission shown with ${optionCount} options; clicking Allow`);
+    // "Allow once" is the primary button; "Always allow" and the rejections are secondary.
+    if (!(await view.locator("button.perm[data-option='allow_always']").getAttribute("class")).includes("secondary")) throw new Error("Always allow should be a secondary button");
+    if ((await allow.getAttribute("class")).includes("secondary")) throw new Error("Allow once should be the primary button");
     await allow.click();
-    await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 30000 });
+    await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 30000 });
+    // A normal end leaves no notice; the answered request is one line without buttons.
+    if ((await view.locator(".stop-reason").count()) !== 0) throw new Error("a normal turn end left a notice");
+    const answered = view.locator(".permission.answered").first();
+    if ((await answered.locator("button").count()) !== 0 || !(await answered.innerText()).includes("Allowed once")) throw new Error(`the answered request did not collapse: ${await answered.innerText()}`);
+    const answeredBox = await answered.boundingBox();
+    if (answeredBox.height > 40) throw new Error(`the answered request is ${answeredBox.height} px high, not one line`);
     const agentText = await view.locator(".msg.agent").last().innerHTML();
     if (!agentText.includes("<strong>hello.txt</strong>") || agentText.includes("<b>")) throw new Error(`markdown not rendered safely: ${agentText}`);
     await view.locator(".tool.completed").first().waitFor({ timeout: 10000 });
@@ -189,11 +215,74 @@ async function main() {
     await promptBox.fill("E2E-SLOW: talk for a long time");
     await promptBox.press("Enter");
     await view.locator(".msg.agent", { hasText: "word3" }).first().waitFor({ timeout: 30000 });
+    // Streaming updates the transcript in place: an element drawn before keeps its identity
+    // (a full redraw would drop this mark, and with it any selection or focus).
+    await view.locator(".msg.user").last().evaluate((el) => (el.dataset.e2eMark = "kept"));
+    // Follow mode: the view stays at the bottom while text streams ...
+    const transcriptBox = view.locator("#transcript");
+    const gap = () => transcriptBox.evaluate((t) => t.scrollHeight - t.scrollTop - t.clientHeight);
+    // (Once the streamed text overflows the view by a good margin.)
+    for (let i = 0; (await transcriptBox.evaluate((t) => t.scrollHeight - t.clientHeight)) < 150; i++) {
+      if (i > 60) throw new Error("the transcript does not overflow; the follow-mode check needs it to");
+      await page.waitForTimeout(250);
+    }
+    await page.waitForTimeout(300);
+    if ((await gap()) > 30) throw new Error(`follow mode left the view ${await gap()} px above the bottom while streaming`);
+    // ... until the reader scrolls up: then it stays put and offers "Jump to latest".
+    await transcriptBox.evaluate((t) => (t.scrollTop = 0));
+    await view.locator("button#jump").waitFor({ timeout: 5000 });
+    const wordsAt = async () => (await view.locator(".msg.agent").last().innerText()).split(" ").length;
+    const before = await wordsAt();
+    await page.waitForTimeout(1500);
+    if ((await wordsAt()) <= before) throw new Error("the text stopped streaming during the follow-mode check");
+    if ((await transcriptBox.evaluate((t) => t.scrollTop)) > 5) throw new Error("streaming scrolled the view although the reader had scrolled up");
+    if ((await view.locator(".msg.user[data-e2e-mark='kept']").count()) !== 1) throw new Error("streaming redrew the earlier messages");
+    await view.locator("button#jump").click();
+    await page.waitForTimeout(1000);
+    if ((await gap()) > 30) throw new Error("Jump to latest did not resume following");
+    if (await view.locator("button#jump").isVisible()) throw new Error("Jump to latest stays visible at the bottom");
+    say("streaming: earlier messages kept, follow mode, Jump to latest");
     await view.locator("button#stop").click();
     await view.locator(".stop-reason[data-stop='cancelled']").waitFor({ timeout: 20000 });
     const streamed = await view.locator(".msg.agent").last().innerText();
     if (streamed.includes("word399")) throw new Error("the turn was not cancelled");
     say("Stop cancelled the streaming turn");
+
+    // 7b. Escape in the chat stops a running turn too.
+    fake.script("E2E-ESC", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `esc${i} ` })), delayMs: 50 });
+    await promptBox.fill("E2E-ESC: talk until Escape");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "esc3" }).first().waitFor({ timeout: 30000 });
+    await promptBox.press("Escape");
+    await view.locator(".stop-reason[data-stop='cancelled']").nth(1).waitFor({ timeout: 20000 });
+    if ((await view.locator(".msg.agent").last().innerText()).includes("esc399")) throw new Error("Escape did not cancel the turn");
+    say("Escape stopped the streaming turn");
+
+    // 7c. Up in the empty input recalls earlier prompts, newest first; Down goes back.
+    await promptBox.fill("");
+    await promptBox.press("ArrowUp");
+    if ((await promptBox.inputValue()) !== "E2E-ESC: talk until Escape") throw new Error(`Up recalled ${await promptBox.inputValue()}`);
+    await promptBox.press("ArrowUp");
+    if ((await promptBox.inputValue()) !== "E2E-SLOW: talk for a long time") throw new Error(`Up twice recalled ${await promptBox.inputValue()}`);
+    await promptBox.press("ArrowDown");
+    await promptBox.press("ArrowDown");
+    if ((await promptBox.inputValue()) !== "") throw new Error("Down past the newest prompt should empty the input");
+    // The slash-command menu by keyboard: arrows move, Enter picks, Escape closes.
+    await promptBox.pressSequentially("/");
+    const options = view.locator("#commands").getByRole("option");
+    await options.first().waitFor({ timeout: 10000 });
+    const names = (await options.allInnerTexts()).map((t) => t.split(" ")[0]);
+    if (names.length < 2) throw new Error(`expected the agent's slash commands, got ${names}`);
+    await promptBox.press("ArrowDown");
+    if ((await view.locator("#commands [role='option'][aria-selected='true']").innerText()).split(" ")[0] !== names[1]) throw new Error("ArrowDown did not move in the command menu");
+    await promptBox.press("Enter");
+    if ((await promptBox.inputValue()) !== `${names[1]} `) throw new Error(`Enter picked ${await promptBox.inputValue()}, not ${names[1]}`);
+    await promptBox.fill("/");
+    await options.first().waitFor({ timeout: 5000 });
+    await promptBox.press("Escape");
+    if ((await options.count()) !== 0) throw new Error("Escape did not close the command menu");
+    await promptBox.fill("");
+    say("prompt recall with Up/Down; the slash menu works by keyboard");
 
     // 8. Ask About Selection: the selected text reaches the model as an embedded resource.
     await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
@@ -207,7 +296,7 @@ async function main() {
     await page.locator(".monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+A");
     fake.script("E2E-SELECTION", { chunks: [{ content: "That is a heading." }] });
-    await palette("Corvid: Ask About Selection", { click: false }); // a click would drop the selection
+    await page.keyboard.press("Control+Alt+Shift+K"); // the Ask About Selection keybinding
     await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
     await page.keyboard.press("Control+A");
     await page.keyboard.type("E2E-SELECTION what is this?");
@@ -229,7 +318,92 @@ async function main() {
     const toolResult = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.slice(-1));
     if (!toolResult.includes("UNSAVED-LINE")) throw new Error(`read_file did not see the unsaved edit: ${toolResult.slice(0, 400)}`);
     if (fs.readFileSync(path.join(work, "README.md"), "utf8").includes("UNSAVED-LINE")) throw new Error("README.md should still be unsaved");
+    // A read is a one-line card; what it read opens on a click.
+    const readCard = view.locator("details.tool.compact", { hasText: "README.md" }).last();
+    if (await readCard.evaluate((d) => d.open)) throw new Error("the read_file card should start collapsed");
+    if ((await readCard.boundingBox()).height > 40) throw new Error("the read_file card is not one line");
+    await readCard.locator("summary").click();
+    await readCard.locator("pre.out").first().waitFor({ timeout: 5000 });
     say("read_file saw the editor's unsaved text");
+
+    // 9b. Markdown: a table, nested lists, emphasis around code, a highlighted code block whose
+    // Copy reaches the clipboard and whose Insert puts the code at the cursor of the editor
+    // (README.md, the last one used).
+    await ctx.grantPermissions(["clipboard-read", "clipboard-write"]);
+    fake.script("E2E-MD", {
+      chunks: [{ content: "| File | Lines |\n|---|---:|\n| a.rs | 10 |\n\n- outer\n  - inner\n\nRun **`cargo test`** first.\n\n```ts\nconst inserted = \"E2E-INSERTED\";\n```\n" }],
+    });
+    await promptBox.fill("E2E-MD: show me some markdown");
+    await promptBox.press("Enter");
+    const mdMsg = view.locator(".msg.agent", { has: view.locator("table") }).last();
+    await mdMsg.locator("table th", { hasText: "File" }).waitFor({ timeout: 30000 });
+    if ((await mdMsg.locator("table td").allInnerTexts()).join("|") !== "a.rs|10") throw new Error("the table cells are wrong");
+    await mdMsg.locator("li ul li", { hasText: "inner" }).waitFor({ timeout: 5000 });
+    await mdMsg.locator("strong code", { hasText: "cargo test" }).waitFor({ timeout: 5000 });
+    await mdMsg.locator(".codeblock code.language-ts .hljs-keyword", { hasText: "const" }).waitFor({ timeout: 5000 });
+    await mdMsg.getByRole("button", { name: "Copy code" }).click();
+    let clip = "";
+    for (let i = 0; !clip.includes("E2E-INSERTED") && i < 40; i++) {
+      await page.waitForTimeout(250);
+      // Read where the focus is (the webview, after the click), else in the workbench.
+      clip = await view.locator("body").evaluate(() => navigator.clipboard.readText()).catch(() => page.evaluate(() => navigator.clipboard.readText()).catch((e) => String(e)));
+    }
+    if (clip !== 'const inserted = "E2E-INSERTED";') throw new Error(`Copy did not put the code on the clipboard: ${JSON.stringify(clip)}`);
+    await mdMsg.getByRole("button", { name: "Insert code at cursor" }).click();
+    await page.locator(".part.editor .monaco-editor .view-lines", { hasText: 'const inserted = "E2E-INSERTED";' }).first().waitFor({ timeout: 10000 });
+    await page.locator(".tab.active", { hasText: "README.md" }).waitFor({ timeout: 5000 });
+    say("markdown: table, nested list, code in bold, highlighted code; Copy and Insert work");
+
+    // Every button in the view has an accessible name, and a keyboard focus ring.
+    const unnamed = await view.locator("body").evaluate(() =>
+      [...document.querySelectorAll("button")].filter((b) => !(b.getAttribute("aria-label") || b.textContent.trim() || b.title)).map((b) => b.outerHTML),
+    );
+    if (unnamed.length) throw new Error(`buttons without an accessible name: ${unnamed}`);
+    const copyButton = mdMsg.getByRole("button", { name: "Copy code" });
+    await copyButton.focus();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Tab");
+    const ring = await copyButton.evaluate((b) => getComputedStyle(b).outlineStyle + " " + getComputedStyle(b).outlineWidth);
+    if (!ring.startsWith("solid") || ring.endsWith(" 0px")) throw new Error(`no visible focus on a focused button: ${ring}`);
+
+    // High Contrast: code is readable on its background and buttons have borders.
+    const pickTheme = async (filter, name) => {
+      await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+T"); // Preferences: Color Theme
+      await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+      await page.keyboard.type(filter);
+      const row = page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first();
+      await row.waitFor({ timeout: 20000 });
+      await page.waitForTimeout(300);
+      await row.click(); // Enter would take the highlighted row, which may be "Browse Additional Color Themes"
+    };
+    await pickTheme("High Contrast", /Default High Contrast(?! Light)/);
+    await view.locator("body.vscode-high-contrast").waitFor({ state: "attached", timeout: 20000 });
+    const hc = await mdMsg.locator(".codeblock").evaluate((block) => {
+      const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+      const lum = ([r, g, b]) => [r, g, b].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const bgOf = (el) => {
+        for (; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length >= 3 && (c.length < 4 || c[3] > 0)) return c;
+        }
+        return [0, 0, 0];
+      };
+      const ratio = (el) => {
+        const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(bgOf(el))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      };
+      const tokens = [block.querySelector("code"), ...block.querySelectorAll("code span")];
+      const button = block.querySelector("button");
+      return { worst: Math.min(...tokens.map(ratio)), border: getComputedStyle(button).borderTopWidth + " " + getComputedStyle(button).borderTopColor };
+    });
+    if (hc.worst < 4.5) throw new Error(`code in High Contrast has a contrast ratio of ${hc.worst.toFixed(2)}`);
+    if (hc.border.startsWith("0px") || /rgba\(0, 0, 0, 0\)/.test(hc.border)) throw new Error(`buttons in High Contrast have no border: ${hc.border}`);
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-high-contrast.png") });
+    await pickTheme("Dark Modern", /Default Dark Modern/);
+    await view.locator("body.vscode-dark").waitFor({ state: "attached", timeout: 20000 });
+    say(`every button named, focus visible; High Contrast: code contrast ${hc.worst.toFixed(1)}:1, button border ${hc.border}`);
 
     // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
     // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
@@ -266,7 +440,10 @@ async function main() {
     if (!askedFor.includes("cat hello.txt")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
     await allowCommand.click();
     await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
-    await view.locator(".stop-reason[data-stop='end_turn']").waitFor({ timeout: 10000 });
+    await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 10000 });
+    // Three plan updates, one plan card (and no "Update plan" cards of their own).
+    if ((await view.locator(".transcript .plan").count()) !== 1) throw new Error(`expected one plan card, got ${await view.locator(".transcript .plan").count()}`);
+    if ((await view.locator(".tool:visible", { hasText: "Update plan" }).count()) !== 0) throw new Error("plan updates are drawn as tool cards");
     if ((await view.locator(".permission").count()) !== permissionsBefore + 1) throw new Error("the edit asked for permission in auto-edit mode");
     const richModels = fake.requests.slice(requestsBefore).filter((q) => q.api === "openai").map((q) => q.body.model);
     const todo = path.join(work, "notes/todo.md");

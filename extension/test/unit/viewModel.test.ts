@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addPermission, applyUpdate, configSelects, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput } from "../../src/viewModel";
+import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -90,4 +90,64 @@ test("a replayed command card shows the output stored with the call when its ter
   // A live terminal wins over what was stored.
   withTerminalOutput(s, () => ({ output: "live\n", exit: { exitCode: 0 } }));
   assert.equal((s.items[0] as any).content[0].output, "live\n");
+});
+
+test("one plan card per turn: every plan update of a turn changes the same card; a new turn gets its own", () => {
+  const s = initialState();
+  const plan = (a: string, b: string) => ({ sessionUpdate: "plan", entries: [{ content: "a", status: a, priority: "high" }, { content: "b", status: b, priority: "low" }] });
+  applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "go" } });
+  // Corvid's update_plan call is folded into the card, not drawn as a card of its own.
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "p1", title: "Update plan", kind: "think", status: "pending" });
+  applyUpdate(s, plan("in_progress", "pending"));
+  applyUpdate(s, { sessionUpdate: "tool_call_update", toolCallId: "p1", status: "completed" });
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "r1", title: "Read a.rs", kind: "read", status: "completed" });
+  applyUpdate(s, plan("completed", "in_progress"));
+  const cards = s.items.filter((i) => i.kind === "plan");
+  assert.equal(cards.length, 1);
+  assert.deepEqual((cards[0] as any).entries.map((e: any) => e.status), ["completed", "in_progress"]);
+  assert.equal(s.items.findIndex((i) => i.kind === "plan"), 2, "the card stays where the plan first appeared");
+  assert.equal((s.items[1] as any).folded, true);
+  assert.equal((s.items[3] as any).folded, undefined, "other tool calls are not folded");
+  applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "again" } });
+  applyUpdate(s, plan("pending", "pending"));
+  assert.equal(s.items.filter((i) => i.kind === "plan").length, 2);
+  assert.deepEqual((cards[0] as any).entries.map((e: any) => e.status), ["completed", "in_progress"], "the earlier turn's card keeps its last state");
+  assert.deepEqual(s.plan.map((e) => e.status), ["pending", "pending"]);
+});
+
+test("an answered permission collapses to a one-line summary of the choice", () => {
+  const s = initialState();
+  const options = [
+    { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+    { optionId: "allow_always", name: "Always allow writes", kind: "allow_always" },
+    { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+  ];
+  for (const [id, chosen] of [[1, "allow_once"], [2, "allow_always"], [3, "reject_once"], [4, "cancelled"]] as const) {
+    addPermission(s, id, { toolCall: { toolCallId: `t${id}`, title: "Write a.txt" }, options });
+    resolvePermission(s, id, chosen);
+  }
+  addPermission(s, 5, { toolCall: { toolCallId: "t5", title: "Write b.txt" }, options });
+  assert.deepEqual(
+    s.items.map((i) => permissionSummary(i as any)),
+    ["Allowed once", "Always allowed", "Rejected", "Cancelled", ""],
+  );
+});
+
+test("a normal turn end leaves no notice; cancelled, refused and limited turns do", () => {
+  const s = initialState();
+  endTurn(s, "end_turn");
+  assert.equal(s.items.length, 0);
+  assert.equal(s.lastStop, "end_turn");
+  endTurn(s, "error"); // its message is already a notice of its own
+  assert.equal(s.items.length, 0);
+  for (const r of ["cancelled", "refusal", "max_tokens", "max_turn_requests"]) endTurn(s, r);
+  assert.deepEqual(s.items, [
+    { kind: "stop", reason: "cancelled" },
+    { kind: "stop", reason: "refusal" },
+    { kind: "stop", reason: "max_tokens" },
+    { kind: "stop", reason: "max_turn_requests" },
+  ]);
+  assert.equal(s.lastStop, "max_turn_requests");
+  assert.equal(stopText("cancelled"), "Turn cancelled.");
+  assert.equal(stopText("something_new"), "Turn ended: something new.");
 });
