@@ -37,7 +37,16 @@ export type Item =
       /** A plan update's own call ("Update plan"): drawn as the turn's plan card, not as a card of its own. */
       folded?: boolean;
     }
-  | { kind: "permission"; requestId: number; toolCallId: string; title: string; options: PermissionOption[]; chosen?: string }
+  | {
+      kind: "permission";
+      requestId: number;
+      toolCallId: string;
+      title: string;
+      options: PermissionOption[];
+      chosen?: string;
+      /** The change asked about (the tool call's diffs), shown before the user answers. */
+      diffs?: DiffContent[];
+    }
   | { kind: "notice"; text: string; severity: string }
   /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
   | { kind: "plan"; entries: PlanEntry[] }
@@ -205,12 +214,17 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
 
 /** Adds a pending permission request as an inline item. */
 export function addPermission(state: ViewState, requestId: number, params: any): ViewState {
+  // The request's tool call carries the proposed change; else the card of that call has it.
+  const tool = state.items.find((i) => i.kind === "tool" && i.id === params.toolCall?.toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
+  let diffs = toolContent(params.toolCall?.content).filter((c): c is DiffContent => c.type === "diff");
+  if (!diffs.length && tool) diffs = tool.content.filter((c): c is DiffContent => c.type === "diff").map((d) => ({ ...d }));
   state.items.push({
     kind: "permission",
     requestId,
     toolCallId: params.toolCall?.toolCallId ?? "",
     title: params.toolCall?.title ?? state.items.find((i) => i.kind === "tool" && i.id === params.toolCall?.toolCallId)?.["title" as never] ?? "Permission",
     options: (params.options ?? []).map((o: any) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+    ...(diffs.length ? { diffs } : {}),
   });
   return state;
 }
@@ -261,6 +275,12 @@ export function pendingPermissions(state: ViewState): number[] {
 export function findDiff(state: ViewState, toolCallId: string, index = 0): DiffContent | undefined {
   const tool = state.items.find((i) => i.kind === "tool" && i.id === toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
   return tool?.content.filter((c): c is DiffContent => c.type === "diff")[index];
+}
+
+/** The `index`-th proposed change of a permission request (its "Open diff", before approval). */
+export function findProposedDiff(state: ViewState, requestId: number, index = 0): DiffContent | undefined {
+  const p = state.items.find((i) => i.kind === "permission" && i.requestId === requestId) as Extract<Item, { kind: "permission" }> | undefined;
+  return p?.diffs?.[index];
 }
 
 /** Fills the captured output into terminal content blocks (for the webview). */
