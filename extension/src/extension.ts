@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
-import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
+import { addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
@@ -154,6 +154,9 @@ class Chat implements vscode.WebviewViewProvider {
       }
       case "openDiff":
         await this.openDiff(m.toolCallId, m.index ?? 0);
+        break;
+      case "openProposedDiff":
+        await this.openProposedDiff(Number(m.requestId), m.index ?? 0);
         break;
       case "setConfig":
         await this.setConfig(m.configId, m.value);
@@ -491,6 +494,16 @@ class Chat implements vscode.WebviewViewProvider {
     const right = vscode.Uri.file(diff.path);
     const name = diff.path.split("/").pop();
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (before ↔ Corvid's edit)`);
+  }
+
+  /** A change not yet approved: both sides are virtual documents (the file is not written yet). */
+  private async openProposedDiff(requestId: number, index: number): Promise<void> {
+    const diff = findProposedDiff(this.state, requestId, index);
+    if (!diff) return;
+    const left = this.oldTexts.add(diff.path, diff.oldText ?? "");
+    const right = this.oldTexts.add(diff.path, diff.newText);
+    const name = diff.path.split("/").pop();
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (now ↔ Corvid's proposal)`, { preview: true, preserveFocus: true });
   }
 }
 
