@@ -50,6 +50,8 @@ export type Item =
   | { kind: "notice"; text: string; severity: string }
   /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
   | { kind: "plan"; entries: PlanEntry[] }
+  /** The end of a turn that wrote files through the editor: "Undo this turn" (`turn` is the host's checkpoint id). */
+  | { kind: "checkpoint"; turn: number; files: string[]; undone?: { restored: number; removed: number } }
   /** A turn that did not end normally (cancelled, refused, a limit hit); `end_turn` has none. */
   | { kind: "stop"; reason: string };
 
@@ -253,6 +255,22 @@ export function endTurn(state: ViewState, stopReason: string): ViewState {
   state.lastStop = stopReason;
   if (stopReason !== "end_turn" && stopReason !== "error") state.items.push({ kind: "stop", reason: stopReason });
   return state;
+}
+
+/** A turn that wrote files ends with its checkpoint ("Undo this turn"); one that wrote none, with none. */
+export function addCheckpoint(state: ViewState, turn: number, files: string[]): ViewState {
+  if (files.length) state.items.push({ kind: "checkpoint", turn, files: [...files] });
+  return state;
+}
+
+/** What a checkpoint line says. */
+export function checkpointText(item: Extract<Item, { kind: "checkpoint" }>): string {
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  if (item.undone) {
+    const parts = [item.undone.restored ? `${plural(item.undone.restored, "file")} restored` : "", item.undone.removed ? `${plural(item.undone.removed, "created file")} removed` : ""];
+    return `Turn undone: ${parts.filter(Boolean).join(", ")}.`;
+  }
+  return `This turn changed ${plural(item.files.length, "file")}: ${item.files.map((f) => f.split("/").pop()).join(", ")}`;
 }
 
 /** What a stop item says. */

@@ -2,7 +2,7 @@
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { renderDiff } from "../lineDiff";
-import { permissionSummary, stopText, type DiffContent, type Item, type ViewState } from "../viewModel";
+import { checkpointText, permissionSummary, stopText, type DiffContent, type Item, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -82,6 +82,11 @@ function renderItem(item: Item, index: number): string {
       return `<div class="plan" role="group" aria-label="Plan"><div class="plan-title">Plan</div><ul>${item.entries
         .map((e) => `<li class="${esc(e.status)}"><span class="ticon" aria-hidden="true">${STATUS_ICON[e.status] ?? "•"}</span> ${esc(e.content)}<span class="sr-only"> (${esc(e.status.replace("_", " "))})</span></li>`)
         .join("")}</ul></div>`;
+    case "checkpoint":
+      return item.undone
+        ? `<div class="checkpoint undone" data-turn="${item.turn}"><span class="ctext">${esc(checkpointText(item))}</span></div>`
+        : `<div class="checkpoint" data-turn="${item.turn}" title="${esc(item.files.join("\n"))}"><span class="ctext">${esc(checkpointText(item))}</span>
+          <button class="undo-turn secondary" data-turn="${item.turn}" aria-label="Undo this turn: put back ${item.files.length} file${item.files.length === 1 ? "" : "s"} as they were before it">Undo this turn</button></div>`;
     case "stop":
       return `<div class="stop-reason" data-stop="${esc(item.reason)}">${esc(stopText(item.reason))}</div>`;
     case "tool": {
@@ -365,6 +370,8 @@ transcript.addEventListener("click", (e) => {
   }
   const perm = t.closest<HTMLElement>("button.perm");
   if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
+  const undo = t.closest<HTMLButtonElement>("button.undo-turn");
+  if (undo && !state?.busy) vscode.postMessage({ type: "undoTurn", turn: Number(undo.dataset.turn) });
   const proposed = t.closest<HTMLElement>("button.open-proposed");
   if (proposed) vscode.postMessage({ type: "openProposedDiff", requestId: Number(proposed.dataset.request), index: Number(proposed.dataset.diff) });
   const toggle = t.closest<HTMLElement>("button.pdiff-toggle");

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
+import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -166,4 +166,16 @@ test("a normal turn end leaves no notice; cancelled, refused and limited turns d
   assert.equal(s.lastStop, "max_turn_requests");
   assert.equal(stopText("cancelled"), "Turn cancelled.");
   assert.equal(stopText("something_new"), "Turn ended: something new.");
+});
+
+test("a turn that wrote files ends with an undo item; one that wrote none, without", () => {
+  const s = initialState();
+  addCheckpoint(s, 1, []);
+  assert.equal(s.items.length, 0);
+  addCheckpoint(s, 2, ["/w/src/pricing.py", "/w/tests/test_pricing.py"]);
+  const item = s.items[0] as Extract<(typeof s.items)[number], { kind: "checkpoint" }>;
+  assert.deepEqual({ ...item }, { kind: "checkpoint", turn: 2, files: ["/w/src/pricing.py", "/w/tests/test_pricing.py"] });
+  assert.equal(checkpointText(item), "This turn changed 2 files: pricing.py, test_pricing.py");
+  item.undone = { restored: 1, removed: 1 };
+  assert.equal(checkpointText(item), "Turn undone: 1 file restored, 1 created file removed.");
 });
