@@ -5,7 +5,8 @@ import * as vscode from "vscode";
 import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
-import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
+import { Checkpoints } from "./checkpoints";
+import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 const OLD_SCHEME = "corvid-old";
@@ -84,6 +85,11 @@ class Chat implements vscode.WebviewViewProvider {
   /** Files the agent wrote through this host: saved again before a command runs (`saveDocuments`). */
   private agentWritten = new Set<string>();
   private nextPermission = 1;
+  /** The before-state of every file the agent wrote, per turn ("Undo this turn"). */
+  private checkpoints = new Checkpoints();
+  private nextTurn = 1;
+  /** Turns being undone now (a second click waits for nothing and does nothing). */
+  private undoing = new Set<number>();
   private postTimer: NodeJS.Timeout | null = null;
   private status: vscode.StatusBarItem;
   private stale = false;
@@ -155,6 +161,12 @@ class Chat implements vscode.WebviewViewProvider {
       case "openDiff":
         await this.openDiff(m.toolCallId, m.index ?? 0);
         break;
+      case "openProposedDiff":
+        await this.openProposedDiff(Number(m.requestId), m.index ?? 0);
+        break;
+      case "undoTurn":
+        await this.undoTurn(Number(m.turn));
+        break;
       case "setConfig":
         await this.setConfig(m.configId, m.value);
         break;
@@ -212,6 +224,7 @@ class Chat implements vscode.WebviewViewProvider {
         return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
       },
       writeTextFile: async (path, content) => {
+        await this.checkpoints.beforeWrite(path, currentText);
         await writeThroughEditor(path, content);
         this.agentWritten.add(path);
       },
@@ -291,6 +304,7 @@ class Chat implements vscode.WebviewViewProvider {
   private async openSession(client: AcpClient): Promise<void> {
     const res = await client.newSession(this.cwd());
     this.state = initialState();
+    this.checkpoints.clear();
     this.state.sessionId = res.sessionId;
     this.state.config = configSelects((res as any).configOptions);
     log.info(`session ${res.sessionId}`);
@@ -369,6 +383,8 @@ class Chat implements vscode.WebviewViewProvider {
     this.state.lastStop = null;
     this.setAgentState("working");
     this.post(true);
+    const turn = this.nextTurn++;
+    this.checkpoints.begin(turn);
     try {
       const res = await client.prompt(sessionId, promptBlocks(text, resource));
       // Not into a session opened meanwhile (New Chat, a loaded past chat).
@@ -381,7 +397,9 @@ class Chat implements vscode.WebviewViewProvider {
       }
       log.error(`prompt failed: ${errorText(e)}`);
     } finally {
+      this.checkpoints.end();
       if (this.state.sessionId === sessionId) {
+        addCheckpoint(this.state, turn, this.checkpoints.files(turn));
         this.state.busy = false;
         this.setAgentState(this.client ? "ready" : "stopped");
       }
@@ -399,6 +417,25 @@ class Chat implements vscode.WebviewViewProvider {
     }
     await this.client.cancel(this.state.sessionId);
     this.post();
+  }
+
+  /** "Undo this turn": every file the agent wrote in the turn goes back to its state before it. */
+  private async undoTurn(turn: number): Promise<void> {
+    const item = this.state.items.find((i) => i.kind === "checkpoint" && i.turn === turn) as Extract<ViewState["items"][number], { kind: "checkpoint" }> | undefined;
+    if (!item || item.undone || this.undoing.has(turn)) return;
+    if (this.state.busy) {
+      void vscode.window.showInformationMessage("Corvid: stop the running turn before undoing one.");
+      return;
+    }
+    this.undoing.add(turn);
+    try {
+      const r = await this.checkpoints.undo(turn, { write: writeThroughEditor, remove: deleteThroughEditor });
+      item.undone = { restored: r.restored.length, removed: r.removed.length };
+      log.info(`undid turn ${turn}: restored ${r.restored.join(", ") || "nothing"}; removed ${r.removed.join(", ") || "nothing"}`);
+    } finally {
+      this.undoing.delete(turn);
+      this.post(true);
+    }
   }
 
   private async setConfig(configId: string, value: string): Promise<void> {
@@ -466,6 +503,7 @@ class Chat implements vscode.WebviewViewProvider {
     const client = await this.ensureClient();
     if (this.state.busy) await this.stop();
     this.state = initialState();
+    this.checkpoints.clear();
     this.state.sessionId = sessionId;
     this.setAgentState("loading");
     this.post(true);
@@ -491,6 +529,16 @@ class Chat implements vscode.WebviewViewProvider {
     const right = vscode.Uri.file(diff.path);
     const name = diff.path.split("/").pop();
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (before ↔ Corvid's edit)`);
+  }
+
+  /** A change not yet approved: both sides are virtual documents (the file is not written yet). */
+  private async openProposedDiff(requestId: number, index: number): Promise<void> {
+    const diff = findProposedDiff(this.state, requestId, index);
+    if (!diff) return;
+    const left = this.oldTexts.add(diff.path, diff.oldText ?? "");
+    const right = this.oldTexts.add(diff.path, diff.newText);
+    const name = diff.path.split("/").pop();
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (now ↔ Corvid's proposal)`, { preview: true, preserveFocus: true });
   }
 }
 
@@ -522,6 +570,27 @@ async function writeThroughEditor(path: string, content: string): Promise<void> 
   }
   // Show the file (a preview tab, focus stays in the chat).
   void vscode.window.showTextDocument(uri, { preview: true, preserveFocus: true }).then(undefined, () => {});
+}
+
+/** A file's text as the agent would read it (the open document's, else the disk's), or null if there is none. */
+async function currentText(path: string): Promise<string | null> {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
+  if (doc) return doc.getText();
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
+  } catch {
+    return null;
+  }
+}
+
+/** Undo of a created file: deleted through a WorkspaceEdit, and its tabs closed. */
+async function deleteThroughEditor(path: string): Promise<void> {
+  const uri = vscode.Uri.file(path);
+  const edit = new vscode.WorkspaceEdit();
+  edit.deleteFile(uri, { ignoreIfNotExists: true });
+  if (!(await vscode.workspace.applyEdit(edit))) throw new Error(`could not delete ${path}`);
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.fsPath === path);
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
 }
 
 /**

@@ -37,10 +37,21 @@ export type Item =
       /** A plan update's own call ("Update plan"): drawn as the turn's plan card, not as a card of its own. */
       folded?: boolean;
     }
-  | { kind: "permission"; requestId: number; toolCallId: string; title: string; options: PermissionOption[]; chosen?: string }
+  | {
+      kind: "permission";
+      requestId: number;
+      toolCallId: string;
+      title: string;
+      options: PermissionOption[];
+      chosen?: string;
+      /** The change asked about (the tool call's diffs), shown before the user answers. */
+      diffs?: DiffContent[];
+    }
   | { kind: "notice"; text: string; severity: string }
   /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
   | { kind: "plan"; entries: PlanEntry[] }
+  /** The end of a turn that wrote files through the editor: "Undo this turn" (`turn` is the host's checkpoint id). */
+  | { kind: "checkpoint"; turn: number; files: string[]; undone?: { restored: number; removed: number } }
   /** A turn that did not end normally (cancelled, refused, a limit hit); `end_turn` has none. */
   | { kind: "stop"; reason: string };
 
@@ -205,12 +216,17 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
 
 /** Adds a pending permission request as an inline item. */
 export function addPermission(state: ViewState, requestId: number, params: any): ViewState {
+  // The request's tool call carries the proposed change; else the card of that call has it.
+  const tool = state.items.find((i) => i.kind === "tool" && i.id === params.toolCall?.toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
+  let diffs = toolContent(params.toolCall?.content).filter((c): c is DiffContent => c.type === "diff");
+  if (!diffs.length && tool) diffs = tool.content.filter((c): c is DiffContent => c.type === "diff").map((d) => ({ ...d }));
   state.items.push({
     kind: "permission",
     requestId,
     toolCallId: params.toolCall?.toolCallId ?? "",
     title: params.toolCall?.title ?? state.items.find((i) => i.kind === "tool" && i.id === params.toolCall?.toolCallId)?.["title" as never] ?? "Permission",
     options: (params.options ?? []).map((o: any) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+    ...(diffs.length ? { diffs } : {}),
   });
   return state;
 }
@@ -241,6 +257,22 @@ export function endTurn(state: ViewState, stopReason: string): ViewState {
   return state;
 }
 
+/** A turn that wrote files ends with its checkpoint ("Undo this turn"); one that wrote none, with none. */
+export function addCheckpoint(state: ViewState, turn: number, files: string[]): ViewState {
+  if (files.length) state.items.push({ kind: "checkpoint", turn, files: [...files] });
+  return state;
+}
+
+/** What a checkpoint line says. */
+export function checkpointText(item: Extract<Item, { kind: "checkpoint" }>): string {
+  const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  if (item.undone) {
+    const parts = [item.undone.restored ? `${plural(item.undone.restored, "file")} restored` : "", item.undone.removed ? `${plural(item.undone.removed, "created file")} removed` : ""];
+    return `Turn undone: ${parts.filter(Boolean).join(", ")}.`;
+  }
+  return `This turn changed ${plural(item.files.length, "file")}: ${item.files.map((f) => f.split("/").pop()).join(", ")}`;
+}
+
 /** What a stop item says. */
 export function stopText(reason: string): string {
   const known: Record<string, string> = {
@@ -261,6 +293,12 @@ export function pendingPermissions(state: ViewState): number[] {
 export function findDiff(state: ViewState, toolCallId: string, index = 0): DiffContent | undefined {
   const tool = state.items.find((i) => i.kind === "tool" && i.id === toolCallId) as Extract<Item, { kind: "tool" }> | undefined;
   return tool?.content.filter((c): c is DiffContent => c.type === "diff")[index];
+}
+
+/** The `index`-th proposed change of a permission request (its "Open diff", before approval). */
+export function findProposedDiff(state: ViewState, requestId: number, index = 0): DiffContent | undefined {
+  const p = state.items.find((i) => i.kind === "permission" && i.requestId === requestId) as Extract<Item, { kind: "permission" }> | undefined;
+  return p?.diffs?.[index];
 }
 
 /** Fills the captured output into terminal content blocks (for the webview). */

@@ -1,7 +1,8 @@
 // The chat webview: draws the view model the extension posts, sends user actions back.
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
-import { permissionSummary, stopText, type Item, type ViewState } from "../viewModel";
+import { renderDiff } from "../lineDiff";
+import { checkpointText, permissionSummary, stopText, type DiffContent, type Item, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -31,6 +32,26 @@ const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
 let state: ViewState | null = null;
 /** Which collapsible parts (thoughts, read cards) the reader opened, by data-key. */
 const openDetails = new Set<string>();
+/** Proposed changes the reader expanded to the whole change, by key (request:diff index). */
+const wholeDiffs = new Set<string>();
+/** Diff lines a permission card shows before "Show the whole change". */
+const COMPACT_LINES = 14;
+
+/** A proposed change in a permission card: its file, counts, changed lines, Open diff. */
+function proposedDiff(d: DiffContent, requestId: number, i: number): string {
+  const key = `${requestId}:${i}`;
+  const whole = wholeDiffs.has(key);
+  const r = renderDiff(d.oldText, d.newText, { maxLines: whole ? Infinity : COMPACT_LINES });
+  const name = d.path.split("/").pop() ?? d.path;
+  const more =
+    r.total > COMPACT_LINES
+      ? `<button class="pdiff-toggle link" data-whole="${esc(key)}" aria-expanded="${whole}">${whole ? "Show less" : `Show the whole change (${r.total - r.shown} more lines)`}</button>`
+      : "";
+  return `<div class="proposed" data-path="${esc(d.path)}"><div class="diff"><span class="pname" title="${esc(d.path)}">${esc(name)}</span>
+    <span class="stat">${d.oldText == null ? "new file, " : ""}<span class="plus">+${r.stat.added}</span> <span class="minus">−${r.stat.removed}</span></span>
+    <button class="open-proposed secondary" data-request="${requestId}" data-diff="${i}" aria-label="Open diff of the proposed change to ${esc(name)}">Open diff</button></div>
+    <pre class="pdiff" aria-label="Proposed change to ${esc(name)}">${r.html || `<span class="dl ctx">(no change)</span>`}</pre>${more}</div>`;
+}
 
 const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
 
@@ -54,12 +75,18 @@ function renderItem(item: Item, index: number): string {
       const buttons = item.options
         .map((o) => `<button class="perm${o.kind === "allow_once" ? "" : " secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
         .join("");
-      return `<div class="permission" role="group" aria-label="Permission request"><div class="ptitle">Allow: ${esc(item.title)}?</div><div class="pbuttons">${buttons}</div></div>`;
+      const diffs = (item.diffs ?? []).map((d, i) => proposedDiff(d, item.requestId, i)).join("");
+      return `<div class="permission" role="group" aria-label="Permission request" data-request="${item.requestId}"><div class="ptitle">Allow: ${esc(item.title)}?</div>${diffs}<div class="pbuttons">${buttons}</div></div>`;
     }
     case "plan":
       return `<div class="plan" role="group" aria-label="Plan"><div class="plan-title">Plan</div><ul>${item.entries
         .map((e) => `<li class="${esc(e.status)}"><span class="ticon" aria-hidden="true">${STATUS_ICON[e.status] ?? "•"}</span> ${esc(e.content)}<span class="sr-only"> (${esc(e.status.replace("_", " "))})</span></li>`)
         .join("")}</ul></div>`;
+    case "checkpoint":
+      return item.undone
+        ? `<div class="checkpoint undone" data-turn="${item.turn}"><span class="ctext">${esc(checkpointText(item))}</span></div>`
+        : `<div class="checkpoint" data-turn="${item.turn}" title="${esc(item.files.join("\n"))}"><span class="ctext">${esc(checkpointText(item))}</span>
+          <button class="undo-turn secondary" data-turn="${item.turn}" aria-label="Undo this turn: put back ${item.files.length} file${item.files.length === 1 ? "" : "s"} as they were before it">Undo this turn</button></div>`;
     case "stop":
       return `<div class="stop-reason" data-stop="${esc(item.reason)}">${esc(stopText(item.reason))}</div>`;
     case "tool": {
@@ -343,6 +370,20 @@ transcript.addEventListener("click", (e) => {
   }
   const perm = t.closest<HTMLElement>("button.perm");
   if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
+  const undo = t.closest<HTMLButtonElement>("button.undo-turn");
+  if (undo && !state?.busy) vscode.postMessage({ type: "undoTurn", turn: Number(undo.dataset.turn) });
+  const proposed = t.closest<HTMLElement>("button.open-proposed");
+  if (proposed) vscode.postMessage({ type: "openProposedDiff", requestId: Number(proposed.dataset.request), index: Number(proposed.dataset.diff) });
+  const toggle = t.closest<HTMLElement>("button.pdiff-toggle");
+  if (toggle) {
+    const key = toggle.dataset.whole!;
+    if (wholeDiffs.has(key)) wholeDiffs.delete(key);
+    else wholeDiffs.add(key);
+    // The card's data did not change: force its redraw.
+    const i = drawn.findIndex((d) => d.el.contains(toggle));
+    if (i >= 0) drawn[i].sig = "";
+    render();
+  }
   const diff = t.closest<HTMLElement>("button.open-diff");
   if (diff) vscode.postMessage({ type: "openDiff", toolCallId: diff.dataset.tool, index: Number(diff.dataset.diff) });
   const path = t.closest<HTMLElement>(".path[data-path]");

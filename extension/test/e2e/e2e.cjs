@@ -3,7 +3,10 @@
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
 // Checks: install, activation (status bar), the chat's accessibility (log region, labelled
 // input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
-// permission answered by clicking Allow in the webview (the answer collapses to one line, no
+// permission answered by clicking Allow in the webview after its card showed the proposed file
+// (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
+// changes nothing), Undo this turn restoring an edited file and removing a created one
+// (the answer collapses to one line, no
 // notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
 // stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
 // highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
@@ -183,6 +186,20 @@ async function main() {
     // "Allow once" is the primary button; "Always allow" and the rejections are secondary.
     if (!(await view.locator("button.perm[data-option='allow_always']").getAttribute("class")).includes("secondary")) throw new Error("Always allow should be a secondary button");
     if ((await allow.getAttribute("class")).includes("secondary")) throw new Error("Allow once should be the primary button");
+    // The card shows what it asks about before the answer: the new file's lines, and Open diff
+    // opens VS Code's diff editor on the proposal while nothing is on disk yet.
+    const proposal = view.locator(".permission:not(.answered) .proposed");
+    await proposal.locator(".pdiff .dl.add", { hasText: "+Hello from Corvid in VS Code" }).waitFor({ timeout: 10000 });
+    if (!(await proposal.locator(".stat").innerText()).includes("new file")) throw new Error(`the proposed new file is not marked new: ${await proposal.locator(".stat").innerText()}`);
+    if (fs.existsSync(path.join(work, "hello.txt"))) throw new Error("hello.txt exists before the write was allowed");
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-permission.png") });
+    await proposal.locator("button.open-proposed").click();
+    await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ timeout: 20000 });
+    await page.locator(".monaco-diff-editor .view-lines", { hasText: "Hello from Corvid in VS Code" }).first().waitFor({ timeout: 20000 });
+    if (fs.existsSync(path.join(work, "hello.txt"))) throw new Error("Open diff on the proposal wrote hello.txt");
+    await palette("View: Close All Editors");
+    await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached", timeout: 10000 });
+    say("the permission card shows the proposed file; Open diff opened it before approval");
     await allow.click();
     await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 30000 });
     // A normal end leaves no notice; the answered request is one line without buttons.
@@ -209,6 +226,24 @@ async function main() {
     await page.locator(".tab", { hasText: "hello.txt" }).first().waitFor({ timeout: 10000 });
     if ((await page.locator(".tab.dirty", { hasText: "hello.txt" }).count()) !== 0) throw new Error("the created hello.txt should not be left modified");
     say("hello.txt: created on disk with its content");
+
+    // 6b. An edit asked about shows the changed lines (removed and added) before the answer;
+    // rejected, the file stays as it was and the turn offers no undo.
+    fake.script("E2E-ASKEDIT", {
+      steps: [{ toolCalls: [{ name: "edit_file", arguments: { path: "hello.txt", old_text: "Hello from", new_text: "Hello there from" } }] }, { chunks: [{ content: "Left it alone." }] }],
+    });
+    const checkpointsBefore = await view.locator(".checkpoint").count();
+    await promptBox.fill("E2E-ASKEDIT: edit hello.txt");
+    await promptBox.press("Enter");
+    const editCard = view.locator(".permission:not(.answered)");
+    await editCard.locator(".pdiff .dl.del", { hasText: "-Hello from Corvid in VS Code" }).waitFor({ timeout: 30000 });
+    await editCard.locator(".pdiff .dl.add", { hasText: "+Hello there from Corvid in VS Code" }).waitFor({ timeout: 5000 });
+    if ((await editCard.locator(".stat").innerText()).replace(/\s+/g, " ") !== "+1 −1") throw new Error(`the edit's counts: ${await editCard.locator(".stat").innerText()}`);
+    await editCard.locator("button.perm[data-option^='reject']").first().click();
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error(`the rejected edit changed hello.txt: ${read()}`);
+    if ((await view.locator(".checkpoint").count()) !== checkpointsBefore) throw new Error("a turn that wrote nothing offers an undo");
+    say("an edit's permission card shows the removed and added lines; rejected, nothing changed");
 
     // 7. Stop cancels a streaming turn.
     fake.script("E2E-SLOW", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `word${i} ` })), delayMs: 50 });
@@ -497,6 +532,20 @@ async function main() {
       await page.waitForTimeout(250);
     }
     say("the edit is on disk after Save All");
+
+    // 10b. Undo this turn: the E2E-RICH turn's edit of hello.txt is put back and the file it
+    // created (notes/todo.md) removed. Only the two turns that wrote files offer an undo.
+    const checkpoints = view.locator(".checkpoint");
+    if ((await checkpoints.count()) !== 2) throw new Error(`expected an undo on the two turns that wrote files, got ${await checkpoints.count()}`);
+    const richCheckpoint = checkpoints.last();
+    if (!(await richCheckpoint.innerText()).includes("todo.md")) throw new Error(`the last undo is not the E2E-RICH turn's: ${await richCheckpoint.innerText()}`);
+    await richCheckpoint.getByRole("button", { name: /^Undo this turn/ }).click();
+    await view.locator(".checkpoint.undone", { hasText: "1 file restored, 1 created file removed" }).waitFor({ timeout: 20000 });
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error(`Undo this turn did not restore hello.txt: ${JSON.stringify(read())}`);
+    if (fs.existsSync(todo)) throw new Error("Undo this turn left the created notes/todo.md");
+    if ((await page.locator(".tab.dirty", { hasText: "hello.txt" }).count()) !== 0) throw new Error("the undone hello.txt was left unsaved");
+    await editorText.filter({ hasText: "Hello from Corvid" }).waitFor({ timeout: 10000 });
+    say("Undo this turn: hello.txt restored, notes/todo.md removed");
 
     // 11. Set API Key: the key goes to secret storage, the restarted agent sends it to the
     // model, and it is not in settings.json.

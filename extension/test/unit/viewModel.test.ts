@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addPermission, applyUpdate, configSelects, endTurn, findDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
+import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -54,6 +54,22 @@ test("permission requests carry every option and record the answer", () => {
   resolvePermission(s, 7, "allow_once");
   assert.deepEqual(pendingPermissions(s), []);
   assert.equal((s.items[0] as any).chosen, "allow_once");
+});
+
+test("a permission request carries the proposed change: from its tool call, else from the call's card", () => {
+  const s = initialState();
+  const diff = { type: "diff", path: "/w/src/pricing.py", oldText: "a\n", newText: "b\n" };
+  addPermission(s, 1, { toolCall: { toolCallId: "t1", title: "Edit src/pricing.py", content: [diff] }, options: [] });
+  assert.deepEqual((s.items[0] as any).diffs, [diff]);
+  assert.deepEqual(findProposedDiff(s, 1, 0), diff);
+  // A request whose tool call has no content: the diff of the earlier tool_call update.
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t2", title: "Write tests/test_pricing.py", kind: "edit", content: [{ type: "diff", path: "/w/t.py", newText: "x\n" }] });
+  addPermission(s, 2, { toolCall: { toolCallId: "t2" }, options: [] });
+  assert.deepEqual(findProposedDiff(s, 2, 0), { type: "diff", path: "/w/t.py", oldText: null, newText: "x\n" });
+  // A command asks with no diff.
+  addPermission(s, 3, { toolCall: { toolCallId: "t3", title: "Run ls" }, options: [] });
+  assert.equal((s.items.at(-1) as any).diffs, undefined);
+  assert.equal(findProposedDiff(s, 3, 0), undefined);
 });
 
 test("plan, usage, commands, config options and mode updates", () => {
@@ -150,4 +166,16 @@ test("a normal turn end leaves no notice; cancelled, refused and limited turns d
   assert.equal(s.lastStop, "max_turn_requests");
   assert.equal(stopText("cancelled"), "Turn cancelled.");
   assert.equal(stopText("something_new"), "Turn ended: something new.");
+});
+
+test("a turn that wrote files ends with an undo item; one that wrote none, without", () => {
+  const s = initialState();
+  addCheckpoint(s, 1, []);
+  assert.equal(s.items.length, 0);
+  addCheckpoint(s, 2, ["/w/src/pricing.py", "/w/tests/test_pricing.py"]);
+  const item = s.items[0] as Extract<(typeof s.items)[number], { kind: "checkpoint" }>;
+  assert.deepEqual({ ...item }, { kind: "checkpoint", turn: 2, files: ["/w/src/pricing.py", "/w/tests/test_pricing.py"] });
+  assert.equal(checkpointText(item), "This turn changed 2 files: pricing.py, test_pricing.py");
+  item.undone = { restored: 1, removed: 1 };
+  assert.equal(checkpointText(item), "Turn undone: 1 file restored, 1 created file removed.");
 });

@@ -1,0 +1,85 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Checkpoints, type FileOps } from "../../src/checkpoints";
+
+/** An in-memory file system standing in for the editor. */
+function memFs(initial: Record<string, string>) {
+  const files = new Map(Object.entries(initial));
+  const ops: FileOps = {
+    read: async (p) => files.get(p) ?? null,
+    write: async (p, t) => void files.set(p, t),
+    remove: async (p) => void files.delete(p),
+  };
+  /** What the host does for fs/write_text_file: record, then write. */
+  const agentWrite = async (c: Checkpoints, p: string, t: string) => {
+    await c.beforeWrite(p, ops.read);
+    await ops.write(p, t);
+  };
+  return { files, ops, agentWrite };
+}
+
+test("undo restores a modified file and removes a created one", async () => {
+  const { files, ops, agentWrite } = memFs({ "/w/a.py": "old\n", "/w/keep.txt": "untouched\n" });
+  const c = new Checkpoints();
+  c.begin(1);
+  await agentWrite(c, "/w/a.py", "new\n");
+  await agentWrite(c, "/w/sub/b.py", "created\n");
+  c.end();
+  assert.equal(files.get("/w/a.py"), "new\n");
+  assert.ok(c.canUndo(1));
+  assert.deepEqual(c.files(1), ["/w/a.py", "/w/sub/b.py"]);
+  const r = await c.undo(1, ops);
+  assert.deepEqual(r, { restored: ["/w/a.py"], removed: ["/w/sub/b.py"] });
+  assert.deepEqual(Object.fromEntries(files), { "/w/a.py": "old\n", "/w/keep.txt": "untouched\n" });
+  // Used up: nothing more to undo.
+  assert.ok(!c.canUndo(1));
+  assert.deepEqual(await c.undo(1, ops), { restored: [], removed: [] });
+});
+
+test("two writes to one file in a turn: undo restores the state before the first", async () => {
+  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const c = new Checkpoints();
+  c.begin(1);
+  await agentWrite(c, "/w/a.py", "v1\n");
+  await agentWrite(c, "/w/a.py", "v2\n");
+  // A file created and then edited in the same turn is still a created file.
+  await agentWrite(c, "/w/n.py", "n1\n");
+  await agentWrite(c, "/w/n.py", "n2\n");
+  c.end();
+  await c.undo(1, ops);
+  assert.deepEqual(Object.fromEntries(files), { "/w/a.py": "v0\n" });
+});
+
+test("a turn with no writes offers no undo; turns are separate", async () => {
+  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const c = new Checkpoints();
+  c.begin(1);
+  c.end();
+  assert.ok(!c.canUndo(1));
+  assert.deepEqual(c.files(1), []);
+  c.begin(2);
+  await agentWrite(c, "/w/a.py", "v1\n");
+  c.end();
+  c.begin(3);
+  await agentWrite(c, "/w/a.py", "v2\n");
+  c.end();
+  // Undoing turn 3 goes back to what turn 2 left, not to before turn 2.
+  await c.undo(3, ops);
+  assert.equal(files.get("/w/a.py"), "v1\n");
+  assert.ok(c.canUndo(2));
+  assert.ok(!c.canUndo(3));
+});
+
+test("a write outside a turn is not recorded; a failed undo can be tried again", async () => {
+  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const c = new Checkpoints();
+  await agentWrite(c, "/w/a.py", "outside\n");
+  assert.ok(!c.canUndo(0));
+  c.begin(1);
+  await agentWrite(c, "/w/a.py", "v1\n");
+  c.end();
+  await assert.rejects(c.undo(1, { write: async () => Promise.reject(new Error("read-only")), remove: ops.remove }), /read-only/);
+  assert.ok(c.canUndo(1));
+  await c.undo(1, ops);
+  assert.equal(files.get("/w/a.py"), "outside\n");
+});
