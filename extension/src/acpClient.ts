@@ -111,6 +111,26 @@ export class AcpClient {
     return this.conn.agent.request(acp.methods.agent.session.list, { cwd });
   }
 
+  /** `session/delete` (advertised as `sessionCapabilities.delete`). */
+  deleteSession(sessionId: string): Promise<unknown> {
+    return this.conn.agent.request(acp.methods.agent.session.delete, { sessionId });
+  }
+
+  /**
+   * `session/set_title`: ACP v1's unstable method (advertised as `sessionCapabilities.title`),
+   * not among the SDK's stable method names, hence the plain string.
+   */
+  setSessionTitle(sessionId: string, title: string): Promise<unknown> {
+    return this.conn.agent.request("session/set_title", { sessionId, title });
+  }
+
+  /** What this agent offers for past sessions, from its `initialize` answer. */
+  get sessionFeatures(): { load: boolean; delete: boolean; rename: boolean } {
+    const caps = this.init?.agentCapabilities as any;
+    const session = caps?.sessionCapabilities ?? {};
+    return { load: !!caps?.loadSession, delete: session.delete != null, rename: session.title != null || session.setTitle != null };
+  }
+
   prompt(sessionId: string, prompt: acp.ContentBlock[]): Promise<acp.PromptResponse> {
     return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
   }

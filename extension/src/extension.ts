@@ -6,9 +6,12 @@ import * as os from "node:os";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
 import { Checkpoints } from "./checkpoints";
-import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
+import { fixesFor, knownFix } from "./fixes";
+import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
+/** Workspace state: the session the chat shows, loaded again when the window reloads. */
+const OPEN_SESSION = "corvid.openSession";
 const OLD_SCHEME = "corvid-old";
 
 let log: vscode.LogOutputChannel;
@@ -93,6 +96,10 @@ class Chat implements vscode.WebviewViewProvider {
   private postTimer: NodeJS.Timeout | null = null;
   private status: vscode.StatusBarItem;
   private stale = false;
+  /** The first start of this extension host loads the session the window last showed. */
+  private restoreOnStart = true;
+  /** The last prompt sent, with its attachment (Retry sends it again). */
+  private lastSent: { sessionId: string; text: string; resource?: { uri: string; text: string; mimeType?: string } } | null = null;
 
   constructor(private context: vscode.ExtensionContext) {
     this.status = vscode.window.createStatusBarItem("corvid.status", vscode.StatusBarAlignment.Right, 100);
@@ -189,6 +196,18 @@ class Chat implements vscode.WebviewViewProvider {
       case "loadSession":
         await this.loadSession(String(m.sessionId));
         break;
+      case "retry":
+        await this.retry();
+        break;
+      case "fix":
+        await this.runFix(m);
+        break;
+      case "renameSession":
+        await this.renameSession(String(m.sessionId), String(m.title ?? ""));
+        break;
+      case "deleteSession":
+        await this.deleteSession(String(m.sessionId), String(m.title ?? ""));
+        break;
     }
   }
 
@@ -284,7 +303,19 @@ class Chat implements vscode.WebviewViewProvider {
       // Kept only once its session is open: a client whose session/new failed (no provider
       // configured, say) would answer the next prompt with "ACP connection closed" and flip
       // the status back to ready.
-      await this.openSession(client);
+      const restore = this.restoreOnStart ? this.context.workspaceState.get<string>(OPEN_SESSION) : undefined;
+      this.restoreOnStart = false;
+      if (restore && client.sessionFeatures.load) {
+        // A reloaded window: the chat it showed comes back (replayed by session/load).
+        this.setAgentState("loading");
+        try {
+          await this.replay(client, restore);
+          log.info(`restored session ${restore}`);
+        } catch (e) {
+          log.warn(`could not restore session ${restore}: ${errorText(e)}; starting a new one`);
+          await this.openSession(client);
+        }
+      } else await this.openSession(client);
       this.client = client;
       this.setAgentState("ready");
       return client;
@@ -294,7 +325,7 @@ class Chat implements vscode.WebviewViewProvider {
       void t?.close().catch(() => {});
       this.setAgentState("error");
       // In the chat too, so the view says why it cannot answer (the next prompt tries again).
-      this.state.items.push({ kind: "notice", text: `Corvid could not start: ${errorText(e)}`, severity: "error" });
+      this.state.items.push({ kind: "notice", text: `Corvid could not start: ${errorText(e)}`, severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
       this.post(true);
       this.fail("starting the agent", e);
       throw e;
@@ -307,7 +338,14 @@ class Chat implements vscode.WebviewViewProvider {
     this.checkpoints.clear();
     this.state.sessionId = res.sessionId;
     this.state.config = configSelects((res as any).configOptions);
+    // Not remembered until it has a prompt: the agent lists (and loads) only those.
+    void this.context.workspaceState.update(OPEN_SESSION, undefined);
     log.info(`session ${res.sessionId}`);
+  }
+
+  /** The built-in core runs (not `corvid.agent.command`): its provider settings are the extension's. */
+  private builtIn(): boolean {
+    return !vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
   }
 
   restartLater(why: string): void {
@@ -351,6 +389,7 @@ class Chat implements vscode.WebviewViewProvider {
 
   // ---- commands -------------------------------------------------------------------------
   async newChat(): Promise<void> {
+    this.restoreOnStart = false; // a new chat, not the one the window showed before
     await vscode.commands.executeCommand("corvid.chat.focus");
     if (this.state.busy) await this.stop();
     if (this.stale || !this.client) {
@@ -378,6 +417,8 @@ class Chat implements vscode.WebviewViewProvider {
       return;
     }
     const sessionId = this.state.sessionId!;
+    this.lastSent = { sessionId, text, resource };
+    void this.context.workspaceState.update(OPEN_SESSION, sessionId);
     this.state.items.push({ kind: "user", text: resource ? `${text}\n\n\`${vscode.Uri.parse(resource.uri).fsPath}\`` : text });
     this.state.busy = true;
     this.state.lastStop = null;
@@ -392,7 +433,7 @@ class Chat implements vscode.WebviewViewProvider {
       log.info(`turn ended: ${res.stopReason}`);
     } catch (e) {
       if (this.state.sessionId === sessionId) {
-        this.state.items.push({ kind: "notice", text: errorText(e), severity: "error" });
+        this.state.items.push({ kind: "notice", text: errorText(e), severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
         endTurn(this.state, "error");
       }
       log.error(`prompt failed: ${errorText(e)}`);
@@ -405,6 +446,24 @@ class Chat implements vscode.WebviewViewProvider {
       }
       this.post(true);
     }
+  }
+
+  /** Retry: the last prompt again, as a new turn (with its attachment if this host sent it). */
+  async retry(): Promise<void> {
+    if (this.state.busy) return;
+    const sent = this.lastSent?.sessionId === this.state.sessionId ? this.lastSent : null;
+    const text = sent?.text ?? lastPrompt(this.state);
+    if (text === null) return;
+    log.info("retrying the last prompt");
+    await this.prompt(text, sent?.resource);
+  }
+
+  /** A VS Code action offered with an error: only the known ones run. */
+  private async runFix(m: any): Promise<void> {
+    const fix = knownFix(m ?? {});
+    if (!fix) return;
+    if (fix.kind === "command") await vscode.commands.executeCommand(fix.command);
+    else await vscode.commands.executeCommand("workbench.action.openSettings", fix.setting);
   }
 
   async stop(): Promise<void> {
@@ -484,7 +543,8 @@ class Chat implements vscode.WebviewViewProvider {
   async history(): Promise<void> {
     this.reveal();
     const client = await this.ensureClient();
-    if (!client.init?.agentCapabilities?.loadSession) {
+    const features = client.sessionFeatures;
+    if (!features.load) {
       void vscode.window.showInformationMessage("This agent cannot load past sessions.");
       return;
     }
@@ -492,6 +552,8 @@ class Chat implements vscode.WebviewViewProvider {
     const message = {
       type: "sessions",
       current: this.state.sessionId,
+      canRename: features.rename,
+      canDelete: features.delete,
       sessions: sessions.map((s) => ({ sessionId: s.sessionId, title: s.title || s.sessionId, updatedAt: s.updatedAt ?? null })),
     };
     if (this.view && this.viewReady) void this.view.webview.postMessage(message);
@@ -500,26 +562,63 @@ class Chat implements vscode.WebviewViewProvider {
 
   /** session/load: the agent replays the conversation as updates, drawn like a live turn. */
   async loadSession(sessionId: string): Promise<void> {
+    this.restoreOnStart = false;
     const client = await this.ensureClient();
     if (this.state.busy) await this.stop();
-    this.state = initialState();
-    this.checkpoints.clear();
-    this.state.sessionId = sessionId;
     this.setAgentState("loading");
-    this.post(true);
-    let res: Awaited<ReturnType<AcpClient["loadSession"]>>;
     try {
-      res = await client.loadSession(sessionId, this.cwd());
+      await this.replay(client, sessionId);
     } catch (e) {
       // Not loaded: carry on in a fresh session rather than one the agent does not know.
       await this.openSession(client);
       this.setAgentState("ready");
       throw e;
     }
-    this.state.config = configSelects((res as any).configOptions);
     log.info(`loaded session ${sessionId}`);
     this.setAgentState("ready");
     this.post(true);
+  }
+
+  /** Shows `sessionId` from scratch: the agent's replay (`session/load`) draws its transcript. */
+  private async replay(client: AcpClient, sessionId: string): Promise<void> {
+    this.state = initialState();
+    this.checkpoints.clear();
+    this.state.sessionId = sessionId;
+    this.state.agentState = "loading";
+    this.post(true);
+    const res = await client.loadSession(sessionId, this.cwd());
+    this.state.config = configSelects((res as any).configOptions);
+    void this.context.workspaceState.update(OPEN_SESSION, sessionId);
+  }
+
+  /** Rename in the history list: `session/set_title`, then the list again. */
+  private async renameSession(sessionId: string, current: string): Promise<void> {
+    const client = await this.ensureClient();
+    const title = await vscode.window.showInputBox({ title: "Corvid: rename past chat", value: current, validateInput: (v) => (v.trim() ? null : "A title cannot be empty.") });
+    if (title === undefined || !title.trim()) return;
+    await client.setSessionTitle(sessionId, title.trim());
+    log.info(`renamed session ${sessionId}`);
+    if (sessionId === this.state.sessionId) {
+      this.state.title = title.trim();
+      this.post();
+    }
+    await this.history();
+  }
+
+  /** Delete in the history list: asks first, then `session/delete`; the open chat deleted starts a new one. */
+  private async deleteSession(sessionId: string, title: string): Promise<void> {
+    const client = await this.ensureClient();
+    const ok = await vscode.window.showWarningMessage(`Delete the past chat "${title || sessionId}"?`, { modal: true, detail: "Its conversation is removed from Corvid's store." }, "Delete");
+    if (ok !== "Delete") return;
+    if (sessionId === this.state.sessionId && this.state.busy) await this.stop();
+    await client.deleteSession(sessionId);
+    log.info(`deleted session ${sessionId}`);
+    if (sessionId === this.state.sessionId) {
+      await this.openSession(client);
+      this.setAgentState("ready");
+      this.post(true);
+    }
+    await this.history();
   }
 
   private async openDiff(toolCallId: string, index: number): Promise<void> {

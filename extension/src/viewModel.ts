@@ -1,5 +1,6 @@
 // The chat's view model: a pure reducer from ACP session updates (and local events) to what
 // the webview draws. No `vscode` import, so it is unit-tested directly.
+import type { FixAction } from "./fixes";
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
 
@@ -47,7 +48,8 @@ export type Item =
       /** The change asked about (the tool call's diffs), shown before the user answers. */
       diffs?: DiffContent[];
     }
-  | { kind: "notice"; text: string; severity: string }
+  /** `actions`: what to do about it in VS Code (an error naming CORVID_API_KEY: Set API Key). */
+  | { kind: "notice"; text: string; severity: string; actions?: FixAction[] }
   /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
   | { kind: "plan"; entries: PlanEntry[] }
   /** The end of a turn that wrote files through the editor: "Undo this turn" (`turn` is the host's checkpoint id). */
@@ -325,4 +327,32 @@ export function withTerminalOutput(state: ViewState, peek: (id: string) => { out
 export function selectionLines(start: { line: number; character: number }, end: { line: number; character: number }): string {
   const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
   return `${start.line + 1}-${last + 1}`;
+}
+
+/** The text of the last prompt in the transcript (Retry, Edit last prompt), or null if none. */
+export function lastPrompt(state: ViewState): string | null {
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const item = state.items[i];
+    if (item.kind === "user") return item.text;
+  }
+  return null;
+}
+
+export interface PastSession {
+  sessionId: string;
+  title: string;
+  updatedAt: string | null;
+}
+
+/**
+ * The history list's search: sessions whose title holds every word of the query, in any case
+ * and order. An empty query keeps them all. The order stays the agent's (newest first).
+ */
+export function filterSessions<T extends { title: string }>(sessions: T[], query: string): T[] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return sessions;
+  return sessions.filter((s) => {
+    const title = s.title.toLowerCase();
+    return words.every((w) => title.includes(w));
+  });
 }

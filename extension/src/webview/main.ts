@@ -2,7 +2,7 @@
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { renderDiff } from "../lineDiff";
-import { checkpointText, permissionSummary, stopText, type DiffContent, type Item, type ViewState } from "../viewModel";
+import { checkpointText, filterSessions, lastPrompt, permissionSummary, stopText, type DiffContent, type Item, type PastSession, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
@@ -18,6 +18,8 @@ app.innerHTML = `
   <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands" aria-autocomplete="list" aria-expanded="false"
     placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, ↑ for earlier prompts, Esc to stop)"></textarea>
   <div class="actions"><span id="status" class="status" role="status"></span>
+    <button id="edit-last" class="secondary" aria-label="Edit the last prompt" title="Put the last prompt back in the input, to change and send again">Edit last</button>
+    <button id="retry" class="secondary" aria-label="Retry the last prompt" title="Send the last prompt again">Retry</button>
     <button id="stop" class="secondary" aria-label="Stop the turn" title="Stop (Esc)">Stop</button>
     <button id="send" aria-label="Send" title="Send (Enter)">Send</button></div>
 </div>`;
@@ -26,6 +28,8 @@ const transcript = document.getElementById("transcript")!;
 const promptBox = document.getElementById("prompt") as HTMLTextAreaElement;
 const stopBtn = document.getElementById("stop") as HTMLButtonElement;
 const sendBtn = document.getElementById("send") as HTMLButtonElement;
+const retryBtn = document.getElementById("retry") as HTMLButtonElement;
+const editLastBtn = document.getElementById("edit-last") as HTMLButtonElement;
 const commandsBox = document.getElementById("commands")!;
 const historyBox = document.getElementById("history")!;
 const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
@@ -63,8 +67,15 @@ function renderItem(item: Item, index: number): string {
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
     case "thought":
       return `<details class="thought" data-key="thought:${index}"${openDetails.has(`thought:${index}`) ? " open" : ""}><summary>Thinking</summary>${renderMarkdown(item.text)}</details>`;
-    case "notice":
-      return `<div class="notice ${esc(item.severity)}">${esc(item.text)}</div>`;
+    case "notice": {
+      const fixes = (item.actions ?? [])
+        .map(
+          (a) =>
+            `<button class="fix secondary" data-fix-kind="${esc(a.kind)}" ${a.kind === "command" ? `data-command="${esc(a.command)}"` : `data-setting="${esc(a.setting)}"`}>${esc(a.label)}</button>`,
+        )
+        .join("");
+      return `<div class="notice ${esc(item.severity)}">${esc(item.text)}${fixes ? `<div class="fixes" role="group" aria-label="Fix it in VS Code">${fixes}</div>` : ""}</div>`;
+    }
     case "permission": {
       if (item.chosen !== undefined) {
         const allowed = item.options.find((o) => o.optionId === item.chosen)?.kind.startsWith("allow") ?? false;
@@ -224,6 +235,9 @@ function render(): void {
     : "";
   document.getElementById("status")!.textContent = state.busy ? "Working…" : state.agentState === "ready" ? "" : state.agentState;
   stopBtn.style.display = state.busy ? "" : "none";
+  // Retry and Edit last: after any turn, not while one runs.
+  const canRepeat = !state.busy && state.agentState !== "loading" && lastPrompt(state) !== null;
+  retryBtn.style.display = editLastBtn.style.display = canRepeat ? "" : "none";
   sendBtn.disabled = state.busy;
   document.body.dataset.busy = String(state.busy);
   document.body.dataset.session = state.sessionId ?? "";
@@ -332,6 +346,20 @@ promptBox.addEventListener("input", () => {
 });
 sendBtn.addEventListener("click", send);
 stopBtn.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+retryBtn.addEventListener("click", () => {
+  if (!state || state.busy) return;
+  follow = true;
+  autoTop = 0;
+  vscode.postMessage({ type: "retry" });
+});
+editLastBtn.addEventListener("click", () => {
+  const text = state && lastPrompt(state);
+  if (text == null) return;
+  promptBox.value = text;
+  promptBox.focus();
+  promptBox.setSelectionRange(text.length, text.length);
+  renderCommands();
+});
 // Escape anywhere in the view stops a running turn (the command menu takes it first).
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && !e.defaultPrevented && state?.busy) {
@@ -386,6 +414,8 @@ transcript.addEventListener("click", (e) => {
   }
   const diff = t.closest<HTMLElement>("button.open-diff");
   if (diff) vscode.postMessage({ type: "openDiff", toolCallId: diff.dataset.tool, index: Number(diff.dataset.diff) });
+  const fix = t.closest<HTMLElement>("button.fix");
+  if (fix) vscode.postMessage({ type: "fix", kind: fix.dataset.fixKind, command: fix.dataset.command, setting: fix.dataset.setting });
   const path = t.closest<HTMLElement>(".path[data-path]");
   if (path) vscode.postMessage({ type: "openFile", path: path.dataset.path });
 });
@@ -404,27 +434,47 @@ document.getElementById("pickers")!.addEventListener("change", (e) => {
   const s = e.target as HTMLSelectElement;
   vscode.postMessage({ type: "setConfig", configId: s.dataset.config, value: s.value });
 });
-interface PastSession {
-  sessionId: string;
-  title: string;
-  updatedAt: string | null;
-}
+/** The history list as last sent (session/list), newest first as the agent sends them. */
+let past: { sessions: PastSession[]; current: string | null; canRename: boolean; canDelete: boolean } = { sessions: [], current: null, canRename: false, canDelete: false };
 
-/** The past sessions of this folder (from session/list), newest first as the agent sends them. */
-function renderHistory(sessions: PastSession[], current: string | null): void {
-  const rows = sessions
-    .map(
-      (s) => `<li><button class="session${s.sessionId === current ? " current" : ""}" data-session="${esc(s.sessionId)}" title="${esc(s.sessionId)}">
-        <span class="stitle">${esc(s.title)}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button></li>`,
-    )
+historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" aria-label="Close past chats" title="Close">×</button></div>
+<input id="history-search" type="search" placeholder="Search by title" aria-label="Search past chats by title"><div id="history-list"></div>`;
+const historySearch = document.getElementById("history-search") as HTMLInputElement;
+const historyList = document.getElementById("history-list")!;
+
+/** The rows that match the search box (its text stays as the list is sent again). */
+function renderHistory(): void {
+  const shown = filterSessions(past.sessions, historySearch.value);
+  const rows = shown
+    .map((s) => {
+      const name = esc(s.title);
+      const tools =
+        (past.canRename ? `<button class="session-rename secondary" data-session="${esc(s.sessionId)}" aria-label="Rename ${name}" title="Rename">Rename</button>` : "") +
+        (past.canDelete ? `<button class="session-delete secondary" data-session="${esc(s.sessionId)}" aria-label="Delete ${name}" title="Delete">Delete</button>` : "");
+      return `<li data-session="${esc(s.sessionId)}"><button class="session${s.sessionId === past.current ? " current" : ""}" data-session="${esc(s.sessionId)}" title="${esc(s.sessionId)}">
+        <span class="stitle">${name}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button>${tools}</li>`;
+    })
     .join("");
-  historyBox.innerHTML = `<div class="history-title"><span>Past chats in this folder</span><button id="history-close" class="secondary" aria-label="Close past chats" title="Close">×</button></div>${
-    rows ? `<ul>${rows}</ul>` : `<div class="empty">No past chats in this folder yet.</div>`
-  }`;
-  historyBox.hidden = false;
+  historyList.innerHTML = rows
+    ? `<ul>${rows}</ul>`
+    : `<div class="empty">${past.sessions.length ? "No past chat matches the search." : "No past chats in this folder yet."}</div>`;
 }
+historySearch.addEventListener("input", renderHistory);
+historySearch.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && historySearch.value) {
+    e.preventDefault();
+    e.stopPropagation();
+    historySearch.value = "";
+    renderHistory();
+  }
+});
 historyBox.addEventListener("click", (e) => {
   const t = e.target as HTMLElement;
+  const titleOf = (id: string | undefined) => past.sessions.find((s) => s.sessionId === id)?.title ?? "";
+  const rename = t.closest<HTMLElement>("button.session-rename");
+  if (rename) vscode.postMessage({ type: "renameSession", sessionId: rename.dataset.session, title: titleOf(rename.dataset.session) });
+  const del = t.closest<HTMLElement>("button.session-delete");
+  if (del) vscode.postMessage({ type: "deleteSession", sessionId: del.dataset.session, title: titleOf(del.dataset.session) });
   const pick = t.closest<HTMLElement>("button.session");
   if (pick) vscode.postMessage({ type: "loadSession", sessionId: pick.dataset.session });
   if (pick || t.closest("#history-close")) historyBox.hidden = true;
@@ -436,7 +486,11 @@ window.addEventListener("message", (e) => {
     if (state && m.state.sessionId !== state.sessionId) historyBox.hidden = true;
     state = m.state;
     render();
-  } else if (m.type === "sessions") renderHistory(m.sessions, m.current);
+  } else if (m.type === "sessions") {
+    past = { sessions: m.sessions, current: m.current, canRename: !!m.canRename, canDelete: !!m.canDelete };
+    renderHistory();
+    historyBox.hidden = false;
+  }
   else if (m.type === "focus") promptBox.focus();
 });
 vscode.postMessage({ type: "ready" });

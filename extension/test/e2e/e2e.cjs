@@ -14,7 +14,9 @@
 // as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
 // write beside the workspace, an edit of an existing file left unsaved), Set API Key reaching the model but not settings.json, the history list loading a
-// past session (replayed like the live turn), New Chat starting fresh, Show Logs, a broken
+// past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
+// 401 naming CORVID_API_KEY offering Set API Key, the history's search, rename and delete, a
+// window reload bringing the open chat back, Show Logs, a broken
 // `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
 // stdio running a turn, and a missing addon shown as an error notification. code-server and
 // all its children are killed by PID at exit.
@@ -605,11 +607,87 @@ async function main() {
     if (freshAsk.includes("E2E-WRITE") || freshAsk.includes("E2E-KEY")) throw new Error("the new chat carried the old conversation");
     say("New Chat: a fresh session");
 
+    // 13b. Retry sends the last prompt again (a new turn the model answers); Edit last puts it
+    // back in the input.
+    const openAiCalls = () => fake.requests.filter((q) => q.api === "openai").length;
+    const callsBefore = openAiCalls();
+    await view.locator("button#retry").click();
+    await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).nth(1).waitFor({ timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "Fresh start." }).nth(1).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    if (openAiCalls() <= callsBefore) throw new Error("Retry did not reach the model");
+    if (!JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.at(-1)).includes("E2E-FRESH: hello")) throw new Error("Retry sent something else");
+    await view.locator("button#edit-last").click();
+    if ((await promptBox.inputValue()) !== "E2E-FRESH: hello") throw new Error(`Edit last put ${JSON.stringify(await promptBox.inputValue())} in the input`);
+    await promptBox.fill("");
+    say("Retry sent the last prompt again; Edit last put it back in the input");
+
+    // 13c. A provider error naming CORVID_API_KEY (a 401) offers Set API Key, which opens the
+    // key's input box; Retry after the failed turn sends the prompt again.
+    fake.script("E2E-AUTH", { status: 401 });
+    await promptBox.fill("E2E-AUTH: are you there?");
+    await promptBox.press("Enter");
+    const authNotice = view.locator(".notice.error", { hasText: "CORVID_API_KEY" });
+    await authNotice.waitFor({ timeout: 30000 });
+    const fixButtons = await authNotice.locator("button.fix").allInnerTexts();
+    if (fixButtons.join("|") !== "Set API Key") throw new Error(`the 401's actions: ${fixButtons}`);
+    await authNotice.getByRole("button", { name: "Set API Key" }).click();
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input[type='password']", { timeout: 20000 });
+    await page.keyboard.press("Escape");
+    fake.script("E2E-AUTH", { chunks: [{ content: "Authorized now." }] });
+    await view.locator("button#retry").click();
+    await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 30000 });
+    if ((await view.locator(".msg.user", { hasText: "E2E-AUTH: are you there?" }).count()) !== 2) throw new Error("Retry after the failed turn did not send the prompt again");
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("an error naming CORVID_API_KEY offered Set API Key (it opened the key's input); Retry after it worked");
+
+    // 13d. The history list: search by title, rename (session/set_title), delete (session/delete).
+    await viewAction("Open Past Chat").click();
+    const rows = view.locator("#history li");
+    await view.locator("#history button.session", { hasText: "E2E-FRESH" }).waitFor({ timeout: 20000 });
+    const allRows = await rows.count();
+    if (allRows !== 3) throw new Error(`expected three past chats, got ${allRows}: ${await rows.allInnerTexts()}`);
+    const search = view.getByRole("searchbox", { name: "Search past chats by title" });
+    await search.fill("e2e-key");
+    if ((await rows.count()) !== 1 || !(await rows.first().innerText()).includes("E2E-KEY")) throw new Error(`the search for e2e-key shows ${await rows.allInnerTexts()}`);
+    await search.fill("no such chat");
+    await view.locator("#history .empty", { hasText: "No past chat matches" }).waitFor({ timeout: 5000 });
+    await search.fill("");
+    if ((await rows.count()) !== allRows) throw new Error("clearing the search did not bring every chat back");
+    await view.locator("#history li", { hasText: "E2E-WRITE" }).getByRole("button", { name: /^Rename/ }).click();
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("The renamed first chat");
+    await page.keyboard.press("Enter");
+    await view.locator("#history button.session", { hasText: "The renamed first chat" }).waitFor({ timeout: 20000 });
+    await view.locator("#history li", { hasText: "E2E-KEY" }).getByRole("button", { name: /^Delete/ }).click();
+    await page.locator(".monaco-dialog-box .monaco-button", { hasText: "Delete" }).first().click({ timeout: 20000 });
+    for (let i = 0; (await view.locator("#history li", { hasText: "E2E-KEY" }).count()) !== 0; i++) {
+      if (i > 40) throw new Error("the deleted chat is still listed");
+      await page.waitForTimeout(250);
+    }
+    if ((await rows.count()) !== allRows - 1) throw new Error(`after the delete: ${await rows.allInnerTexts()}`);
+    await view.locator("#history-close").click();
+    say("history: search filters by title, Rename and Delete reach the agent");
+
     // 14. Show Logs opens the "Corvid" log channel in the Output panel.
     await palette("Corvid: Show Logs");
     const output = page.locator(".part.panel .monaco-editor .view-lines");
     await output.filter({ hasText: "turn ended" }).first().waitFor({ timeout: 20000 });
     say("Show Logs: the Corvid log is open");
+
+    // 14b. Reloading the window (a new extension host) brings the open chat back: its
+    // session is loaded again and the transcript replays.
+    const openBefore = await view.locator("body").getAttribute("data-session");
+    await page.reload({ waitUntil: "domcontentloaded" });
+    await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+    await palette("Corvid: Focus Chat Input");
+    await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 60000 });
+    await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().waitFor({ timeout: 10000 });
+    if ((await view.locator("body").getAttribute("data-session")) !== openBefore) throw new Error("the reloaded window shows another session");
+    await palette("Corvid: Show Logs");
+    await output.filter({ hasText: `restored session ${openBefore}` }).first().waitFor({ timeout: 20000 });
+    say("reload: the open chat is back (session/load), transcript replayed");
 
     // 15. corvid.agent.command that cannot run: the failure is an error notification. The
     // setting is typed into VS Code's Settings editor, as a user would.

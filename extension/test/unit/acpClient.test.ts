@@ -165,6 +165,12 @@ test("in-process: mode picker, selection as an embedded resource, history (list,
   await c2.loadSession(res.sessionId, iso.ws);
   assert.ok(f2.state.items.some((i) => i.kind === "user" && i.text.includes("UNIT-RESOURCE")), JSON.stringify(f2.state.items));
   assert.ok(f2.state.items.some((i) => i.kind === "agent" && i.text === "seen"));
+  // The history list's rename (session/set_title) and delete (session/delete).
+  assert.deepEqual(c2.sessionFeatures, { load: true, delete: true, rename: true });
+  await c2.setSessionTitle(res.sessionId, "Renamed by the unit test");
+  assert.equal((await c2.listSessions(iso.ws)).sessions.find((s) => s.sessionId === res.sessionId)?.title, "Renamed by the unit test");
+  await c2.deleteSession(res.sessionId);
+  assert.ok(!(await c2.listSessions(iso.ws)).sessions.some((s) => s.sessionId === res.sessionId), "deleted, not listed");
   c2.close();
   await stream2.close();
 });

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
+import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, filterSessions, lastPrompt, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -178,4 +178,30 @@ test("a turn that wrote files ends with an undo item; one that wrote none, witho
   assert.equal(checkpointText(item), "This turn changed 2 files: pricing.py, test_pricing.py");
   item.undone = { restored: 1, removed: 1 };
   assert.equal(checkpointText(item), "Turn undone: 1 file restored, 1 created file removed.");
+});
+
+test("lastPrompt: the newest user message (live or replayed), null before any", () => {
+  const s = initialState();
+  assert.equal(lastPrompt(s), null);
+  applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "first" } });
+  applyUpdate(s, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "answer" } });
+  s.items.push({ kind: "user", text: "second" });
+  applyUpdate(s, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "partial" } });
+  endTurn(s, "cancelled");
+  s.items.push({ kind: "notice", text: "boom", severity: "error" });
+  assert.equal(lastPrompt(s), "second");
+});
+
+test("filterSessions: every word of the query in the title, any case; empty keeps all, in order", () => {
+  const list = [
+    { sessionId: "a", title: "Fix the login bug", updatedAt: null },
+    { sessionId: "b", title: "Write docs for LOGIN", updatedAt: null },
+    { sessionId: "c", title: "Refactor parser", updatedAt: null },
+  ];
+  assert.deepEqual(filterSessions(list, "").map((s) => s.sessionId), ["a", "b", "c"]);
+  assert.deepEqual(filterSessions(list, "   ").map((s) => s.sessionId), ["a", "b", "c"]);
+  assert.deepEqual(filterSessions(list, "login").map((s) => s.sessionId), ["a", "b"]);
+  assert.deepEqual(filterSessions(list, "LOGIN bug").map((s) => s.sessionId), ["a"]);
+  assert.deepEqual(filterSessions(list, "docs  login").map((s) => s.sessionId), ["b"]);
+  assert.deepEqual(filterSessions(list, "nothing").map((s) => s.sessionId), []);
 });
