@@ -8,7 +8,7 @@
 //   transport.place({ model })          a fresh config and store (`model: false`: no provider)
 //   transport.open(place)               { stream, frames, violations, logs(), stop() }
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -424,6 +424,23 @@ export function registerV2Scenarios(transport, getFake) {
     const compaction = c.of(s.sessionId).filter((u) => u.sessionUpdate.startsWith("compaction_"));
     assert.deepEqual(compaction.map((u) => u.sessionUpdate), ["compaction_update", "compaction_summary_chunk", "compaction_summary_chunk", "compaction_update"]);
     assert.deepEqual([compaction[0].status, compaction[3].status], ["in_progress", "completed"]);
+    await c.done();
+  });
+
+  test(named("a command in an agent-owned terminal stays confined: a write beside the workspace is refused"), async () => {
+    const c = await connect_();
+    const cwd = workspace();
+    const s = await fullSession(c, cwd);
+    const outside = join(dirname(cwd), `${marker("escape")}.txt`);
+    const m = marker("ESCAPE");
+    fake.script(m, { steps: [{ toolCalls: [{ name: "run_command", arguments: { command: `echo pwned > ${outside}` } }] }, { chunks: [{ content: "tried" }] }] });
+    await c.prompt(s.sessionId, m);
+    await c.until(s.sessionId, idleWith("end_turn"), 10000, "idle end_turn");
+    const ups = c.of(s.sessionId);
+    const id = ups.find((u) => u.sessionUpdate === "terminal_update" && u.command).terminalId;
+    assert.match(terminalText(ups, id), /Permission denied|Read-only file system/);
+    assert.notEqual(ups.find((u) => u.sessionUpdate === "terminal_update" && u.exitStatus).exitStatus.exitCode, 0);
+    assert.equal(existsSync(outside), false, "nothing was written outside the session's folder");
     await c.done();
   });
 }
