@@ -136,13 +136,26 @@ async function main() {
     await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
     say("workbench visible");
 
+    // The palette lists the commands known when it opens; right after a window reload the
+    // extensions' contributions may not be registered yet (a CI run once timed out here),
+    // so a palette that does not offer the command is closed and opened again.
     const palette = async (title, { click = true } = {}) => {
-      if (click) await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
-      await page.keyboard.press("F1");
-      await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
-      await page.keyboard.type(title);
       const row = page.locator(".quick-input-list .monaco-list-row", { hasText: title.split(": ").pop() }).first();
-      await row.waitFor({ timeout: 20000 });
+      for (let attempt = 1; ; attempt++) {
+        if (click) await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+        await page.keyboard.press("F1");
+        await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+        await page.keyboard.type(title);
+        try {
+          await row.waitFor({ timeout: 8000 });
+          break;
+        } catch (e) {
+          if (attempt === 4) throw e;
+          say(`palette: "${title}" not offered yet (attempt ${attempt}); trying again`);
+          await page.keyboard.press("Escape");
+          await page.waitForTimeout(1000);
+        }
+      }
       await page.waitForTimeout(300);
       await page.keyboard.press("Enter");
     };
