@@ -1,10 +1,12 @@
 //! Writing the config file: `corvid login` stores a provider there, `logout` removes the key.
 //!
-//! The file holds an API key, so it is written with mode 0600 (its directory 0700), through a
-//! temporary file and a rename so a crash never leaves half a config. Other sections and keys
+//! The file holds an API key, so on Unix it is written with mode 0600 (its directory 0700;
+//! on Windows the user's profile folder's ACL keeps it private), through a temporary file and
+//! a rename so a crash never leaves half a config. Other sections and keys
 //! are kept; comments are not (the TOML is re-serialized).
 
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -34,12 +36,17 @@ fn read_table(path: &Path) -> Result<toml::Table, ConfigError> {
 fn write_table(path: &Path, table: &toml::Table) -> Result<(), ConfigError> {
     let fail = |reason: std::io::Error| ConfigError::Write { path: path.to_path_buf(), reason };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        builder.mode(0o700);
+        builder.recursive(true).create(dir).map_err(fail)?;
     }
     let text = toml::to_string(table).map_err(|e| fail(std::io::Error::other(e)))?;
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut file =
-        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp).map_err(fail)?;
+    let mut options = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut file = options.write(true).create(true).truncate(true).open(&tmp).map_err(fail)?;
     file.write_all(text.as_bytes()).and_then(|()| file.sync_all()).map_err(fail)?;
     std::fs::rename(&tmp, path).map_err(fail)
 }
@@ -76,7 +83,6 @@ pub fn remove_api_key(path: &Path) -> Result<bool, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn login_then_logout_keeps_the_rest_of_the_file() {
@@ -91,8 +97,12 @@ mod tests {
             api_key: Some("sk-secret".into()),
         };
         save_provider(&path, &settings).expect("save");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
         let table = read_table(&path).expect("read");
         assert_eq!(table["provider"]["api_key"].as_str(), Some("sk-secret"));
         assert_eq!(table["limits"]["max_turn_requests"].as_integer(), Some(7));

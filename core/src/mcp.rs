@@ -31,7 +31,7 @@ struct Server {
     client: RunningService<RoleClient, ()>,
     tools: Vec<rmcp::model::Tool>,
     /// The stdio server's process group, killed at close.
-    pgid: Option<i32>,
+    group: Option<crate::process::Group>,
 }
 
 /// One server's state, for the session/new `_meta` and the failure notice.
@@ -206,8 +206,8 @@ impl McpServers {
             return;
         }
         for server in &self.servers {
-            if let Some(pgid) = server.pgid {
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL);
+            if let Some(group) = server.group {
+                group.kill();
             }
             server.client.cancellation_token().cancel();
         }
@@ -261,7 +261,7 @@ async fn connect_one(
     sandbox: Option<&Confinement>,
 ) -> Result<Server, String> {
     let name = server_name(config);
-    let (client, pgid) = match config {
+    let (client, group) = match config {
         acp::McpServer::Stdio(s) => {
             let mut cmd = match sandbox {
                 Some(Confinement::Refused(reason)) => {
@@ -278,7 +278,7 @@ async fn connect_one(
                     cmd
                 }
             };
-            cmd.process_group(0).kill_on_drop(true);
+            crate::process::own_group(&mut cmd).kill_on_drop(true);
             // Provider keys stay with Corvid; what the client set for the server is kept.
             for var in crate::tools::shell::secret_vars() {
                 cmd.env_remove(var);
@@ -290,12 +290,12 @@ async fn connect_one(
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start `{}`: {e}", s.command.display()))?;
-            let pgid = transport.id().map(|p| p as i32);
+            let group = transport.id().map(crate::process::Group::leader);
             if let Some(stderr) = stderr {
                 forward_stderr(name.clone(), stderr);
             }
             let client = ().serve(transport).await.map_err(|e| format!("MCP handshake failed: {e}"))?;
-            (client, pgid)
+            (client, group)
         }
         acp::McpServer::Http(h) => {
             use rmcp::transport::StreamableHttpClientTransport;
@@ -319,7 +319,7 @@ async fn connect_one(
         _ => return Err("this MCP transport is not supported (Corvid speaks stdio and HTTP)".into()),
     };
     let tools = client.list_all_tools().await.map_err(|e| format!("listing tools failed: {e}"))?;
-    Ok(Server { name, client, tools, pgid })
+    Ok(Server { name, client, tools, group })
 }
 
 /// A stdio server's stderr goes to Corvid's log, never to Corvid's own stdout or stderr stream.

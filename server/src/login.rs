@@ -43,6 +43,17 @@ impl Prompter {
     }
 
     /// Like `ask`, without echoing what is typed when stdin is a terminal.
+    #[cfg(windows)]
+    fn ask_secret(&mut self, question: &str) -> anyhow::Result<String> {
+        if !std::io::stdin().is_terminal() {
+            return self.ask(question, None);
+        }
+        self.say(&format!("{question}: "));
+        Ok(rpassword::read_password()?.trim().to_string())
+    }
+
+    /// Like `ask`, without echoing what is typed when stdin is a terminal.
+    #[cfg(unix)]
     fn ask_secret(&mut self, question: &str) -> anyhow::Result<String> {
         let stdin = std::io::stdin();
         let saved = if stdin.is_terminal() { nix::sys::termios::tcgetattr(&stdin).ok() } else { None };

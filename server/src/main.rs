@@ -200,7 +200,8 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
     Ok(())
 }
 
-/// SIGTERM and SIGINT end the connection like a closed stdin does.
+/// SIGTERM, SIGINT and SIGHUP end the connection like a closed stdin does.
+#[cfg(unix)]
 pub(crate) fn spawn_signal_watch(shutdown: CancellationToken) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
@@ -214,6 +215,25 @@ pub(crate) fn spawn_signal_watch(shutdown: CancellationToken) {
             _ = term.recv() => tracing::info!("SIGTERM; shutting down"),
             _ = int.recv() => tracing::info!("SIGINT; shutting down"),
             _ = hup.recv() => tracing::info!("SIGHUP; shutting down"),
+        }
+        shutdown.cancel();
+    });
+}
+
+/// On Windows: Ctrl-C, Ctrl-Break and the console closing (what stands for SIGINT and SIGHUP
+/// there) end the connection like a closed stdin does.
+#[cfg(windows)]
+pub(crate) fn spawn_signal_watch(shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+        let (Ok(mut c), Ok(mut brk), Ok(mut close)) = (ctrl_c(), ctrl_break(), ctrl_close()) else {
+            tracing::warn!("cannot watch for console events");
+            return;
+        };
+        tokio::select! {
+            _ = c.recv() => tracing::info!("Ctrl-C; shutting down"),
+            _ = brk.recv() => tracing::info!("Ctrl-Break; shutting down"),
+            _ = close.recv() => tracing::info!("console closed; shutting down"),
         }
         shutdown.cancel();
     });

@@ -136,7 +136,7 @@ pub(super) fn existing_roots(method: &str, cwd: &Path, additional: &[PathBuf]) -
 /// Checks that `path` is absolute and an existing directory; returns it canonicalized.
 fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, AgentError> {
     // No path can contain NUL; say so instead of "does not exist (nul byte found ...)".
-    if std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).contains(&0) {
+    if path.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(AgentError::invalid_params(method, format!("{field} contains a NUL byte")));
     }
     if !path.is_absolute() {

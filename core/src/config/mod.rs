@@ -5,6 +5,7 @@
 
 mod agents;
 mod file;
+mod places;
 mod sandbox;
 
 use std::path::{Path, PathBuf};
@@ -167,16 +168,17 @@ impl Config {
     }
 
     /// Where the config file is (or would be): `$CORVID_CONFIG`, else
-    /// `~/.config/corvid/config.toml`. The flag says whether the user named it explicitly.
+    /// `~/.config/corvid/config.toml` (on Windows `%APPDATA%\corvid\config.toml`). The flag
+    /// says whether the user named it explicitly.
     pub fn file_path(env: &dyn Env) -> (Option<PathBuf>, bool) {
         match env.var("CORVID_CONFIG") {
             Some(p) => (Some(PathBuf::from(p)), true),
-            None => (env.var("HOME").map(|h| PathBuf::from(h).join(".config/corvid/config.toml")), false),
+            None => (places::config_file(env, places::home(env).as_deref()), false),
         }
     }
 
     pub fn load_from(env: &dyn Env) -> Result<Self, ConfigError> {
-        let home = env.var("HOME").map(PathBuf::from);
+        let home = places::home(env);
         let (path, explicit) = Self::file_path(env);
         let file = match &path {
             Some(p) => file::read(p, explicit)?,
@@ -197,7 +199,7 @@ impl Config {
     /// the sandbox launcher.
     pub fn load_or_problem(env: &dyn Env) -> Self {
         Self::load_from(env).unwrap_or_else(|e| {
-            let home = env.var("HOME").map(PathBuf::from);
+            let home = places::home(env);
             let base = Self::resolve(FileConfig::default(), env, home.as_deref(), None).unwrap_or_default();
             Config { problem: Some(e.to_string()), file: Self::file_path(env).0, ..base }
         })
@@ -249,8 +251,7 @@ impl Config {
             .var("CORVID_DATA_DIR")
             .map(PathBuf::from)
             .or(file.data_dir)
-            .or_else(|| env.var("XDG_DATA_HOME").map(|x| PathBuf::from(x).join("corvid")))
-            .or_else(|| home.map(|h| h.join(".local/share/corvid")))
+            .or_else(|| places::data_dir(env, home))
             .unwrap_or(defaults.data_dir);
         let limits = file.limits.unwrap_or_default();
         let agents = agents::profiles(file.agents.unwrap_or_default())?;

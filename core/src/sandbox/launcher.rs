@@ -23,7 +23,8 @@ impl Launch {
     /// `None`: commands run unconfined, because the sandbox is off or no launcher is known
     /// (an embedder that named none; warned about once per process).
     pub fn for_session(config: &Config, roots: &Roots, session_id: &str, read_only_session: bool) -> Option<Self> {
-        if config.sandbox.mode == SandboxMode::Off {
+        // Elsewhere than on Linux there is no sandbox to launch into (`super::unsupported`).
+        if config.sandbox.mode == SandboxMode::Off || !cfg!(target_os = "linux") {
             return None;
         }
         let Some(launcher) = config.sandbox.launcher.clone() else {
@@ -92,7 +93,10 @@ impl Launch {
     }
 
     async fn make_tmp(&self) -> std::io::Result<()> {
-        tokio::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.policy.tmp).await
+        let mut dir = tokio::fs::DirBuilder::new();
+        #[cfg(unix)]
+        dir.mode(0o700);
+        dir.recursive(true).create(&self.policy.tmp).await
     }
 }
 

@@ -15,32 +15,46 @@
 //! spawn, waiting) and `tree` (reaping and killing what is below the launcher).
 //!
 //! Where there is no launcher (an embedder that names none) or the sandbox is off, commands
-//! run as before. Where the kernel has no Landlock, the launcher still runs (the network
+//! run as before. On other systems than Linux there is no sandbox (`unsupported`): the report
+//! says so, commands run unconfined, and `[sandbox] required = true` refuses them. Where the kernel has no Landlock, the launcher still runs (the network
 //! filter and the parent-death signal still apply) unless `[sandbox] required = true`, which
 //! makes it refuse the command.
 
+#[cfg(target_os = "linux")]
 mod apply;
 mod argv;
 mod confinement;
+#[cfg(target_os = "linux")]
 mod cover;
 mod launcher;
+#[cfg(target_os = "linux")]
 mod network;
 mod policy;
 mod probe;
+#[cfg(target_os = "linux")]
 mod supervisor;
+#[cfg(target_os = "linux")]
 mod tree;
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
 
+#[cfg(target_os = "linux")]
 pub use apply::{Applied, apply};
 pub use confinement::{Confinement, Escalation};
 pub use launcher::Launch;
 pub use policy::Policy;
 pub use probe::{Status, landlock_abi};
+#[cfg(target_os = "linux")]
 pub use supervisor::{launcher_main, supervise};
+#[cfg(not(target_os = "linux"))]
+pub use unsupported::{launcher_main, supervise};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
+    #[cfg(target_os = "linux")]
     #[error("prctl: {0}")]
     Prctl(nix::Error),
+    #[cfg(target_os = "linux")]
     #[error("Landlock: {0}")]
     Landlock(#[from] landlock::RulesetError),
     #[error("seccomp: {0}")]

@@ -1,24 +1,30 @@
 //! What the kernel can enforce, probed once per process, and the report of what is in force
 //! (`initialize`'s `_meta.corvid.sandbox`).
 
-use std::sync::OnceLock;
-
-use landlock::{LandlockStatus, RestrictSelf};
 use serde_json::{Value, json};
 
 use crate::config::{Config, SandboxMode};
 
 /// The kernel's Landlock ABI version; `None` without Landlock (not built in, or disabled at
 /// boot). Asked once per process.
+#[cfg(target_os = "linux")]
 pub fn landlock_abi() -> Option<u8> {
-    static ABI_SEEN: OnceLock<Option<u8>> = OnceLock::new();
+    static ABI_SEEN: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
     *ABI_SEEN.get_or_init(probe)
+}
+
+/// Landlock is Linux's: elsewhere there is none.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_abi() -> Option<u8> {
+    None
 }
 
 /// The crate's status query: a `RestrictSelf` with no flags and no `no_new_privs` makes no
 /// restricting call at all, it only reports what the kernel offers. Kept as the kernel's own
 /// number (which may be newer than what this build handles: see `apply::ABI_USED`).
+#[cfg(target_os = "linux")]
 fn probe() -> Option<u8> {
+    use landlock::{LandlockStatus, RestrictSelf};
     let status = RestrictSelf::default().no_new_privs(false).apply().ok()?;
     match status.landlock {
         LandlockStatus::Available { effective_abi, kernel_abi } => {
@@ -40,6 +46,14 @@ impl Status {
         let none = |reason: &str| Status::None { reason: reason.to_string() };
         if config.sandbox.mode == SandboxMode::Off {
             return none("the sandbox is off ([sandbox] mode = \"off\")");
+        }
+        if !cfg!(target_os = "linux") {
+            let os = std::env::consts::OS;
+            return if config.sandbox.required {
+                Status::None { reason: format!("the command sandbox is Linux-only (Landlock), not on {os}; commands are refused ([sandbox] required = true)") }
+            } else {
+                Status::None { reason: format!("the command sandbox is Linux-only (Landlock), not on {os}") }
+            };
         }
         if config.sandbox.launcher.is_none() {
             return none("no sandbox launcher: this program is not the corvid binary and none is configured");

@@ -51,28 +51,42 @@ pub fn is_alive(owner: &Owner, heartbeat_age: Option<i64>) -> bool {
         return true;
     }
     if owner.host.is_empty() || owner.host == me.host {
-        // Without /proc (non-Linux) we cannot tell; a dead owner is the safe assumption, since
-        // a turn wrongly left "running" would never be closed.
+        // A process whose start time cannot be read is taken for dead: a turn wrongly left
+        // "running" would never be closed.
         return start_time(owner.pid).is_some_and(|s| s == owner.start);
     }
     heartbeat_age.is_some_and(|age| age < LEASE_SECS)
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
+    #[cfg(target_os = "linux")]
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+    #[cfg(not(target_os = "linux"))]
+    let name = sysinfo::System::host_name();
+    name.or_else(|| std::env::var("HOSTNAME").ok())
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "unknown-host".into())
 }
 
 /// Field 22 of /proc/<pid>/stat (start time in clock ticks since boot).
+#[cfg(target_os = "linux")]
 fn start_time(pid: i64) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces and parentheses; fields after it are plain.
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(19).map(str::to_string)
+}
+
+/// The process's start time in seconds since the epoch, as the system reports it
+/// (`proc_pidinfo` on macOS, `GetProcessTimes` on Windows, through `sysinfo`).
+#[cfg(not(target_os = "linux"))]
+fn start_time(pid: i64) -> Option<String> {
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+    let pid = Pid::from_u32(u32::try_from(pid).ok()?);
+    let mut system = System::new();
+    system.refresh_processes_specifics(ProcessesToUpdate::Some(&[pid]), false, ProcessRefreshKind::nothing());
+    system.process(pid).map(|p| format!("t{}", p.start_time()))
 }
 
 #[cfg(test)]

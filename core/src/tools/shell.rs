@@ -3,11 +3,9 @@
 //! With a sandbox, the process is the launcher, which confines itself and supervises the
 //! shell it starts in its own process group (`sandbox::supervise`).
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -15,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Jail, Output, ToolError, parse_args};
+use crate::process::{self, Group};
 use crate::sandbox::{Escalation, Launch};
 
 const DEFAULT_TIMEOUT: u64 = 120;
@@ -125,23 +124,19 @@ pub async fn run(
     let timeout = a.timeout();
     let mut cmd = match sandbox {
         Some(launch) => launch.command(&a.command).await.map_err(temp_dir_failed)?,
-        None => {
-            let mut cmd = tokio::process::Command::new("sh");
-            cmd.arg("-c").arg(&a.command);
-            cmd
-        }
+        None => process::shell(&a.command),
     };
-    cmd.current_dir(jail.cwd())
+    process::own_group(&mut cmd)
+        .current_dir(jail.cwd())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for var in secret_vars() {
         cmd.env_remove(var);
     }
     let mut child = cmd.spawn().map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
-    let pgid = child.id().map(|p| p as i32);
+    let group = Group::of(&child);
     let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     spawn_reader(child.stdout.take(), tx.clone());
     spawn_reader(child.stderr.take(), tx);
@@ -174,15 +169,19 @@ pub async fn run(
         if sandbox.is_some() {
             // The launcher kills what escaped the group (`setsid`) when told to stop; SIGKILL
             // would end it before it could.
-            signal_group(pgid, Signal::SIGTERM);
+            if let Some(g) = group {
+                g.terminate();
+            }
             let _ = tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await;
         }
-        signal_group(pgid, Signal::SIGKILL);
+        if let Some(g) = group {
+            g.kill();
+        }
         status = child.wait().await.ok();
     }
     let exit = Exit {
         code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()).and_then(|n| Signal::try_from(n).ok()).map(|s| s.as_str().to_string()),
+        signal: status.as_ref().and_then(process::signal_name),
     };
     let text = output.text();
     let (summary, ok, code) = outcome(&ended, timeout);
@@ -231,11 +230,4 @@ fn spawn_reader(pipe: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>
             }
         }
     });
-}
-
-/// Signals the command and everything it started in its process group.
-fn signal_group(pgid: Option<i32>, signal: Signal) {
-    if let Some(pgid) = pgid {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), signal);
-    }
 }

@@ -33,7 +33,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -
             env.extend(launch.env().iter().map(|(name, value)| acp::EnvVariable::new(name, value)));
             launch.argv(&a.command).await.map_err(temp_dir_failed)?
         }
-        None => ("sh".to_string(), vec!["-c".to_string(), a.command.clone()]),
+        None => crate::process::shell_argv(&a.command),
     };
     let request = acp::CreateTerminalRequest::new(cx.editor.session_id().to_string(), program)
         .args(argv)

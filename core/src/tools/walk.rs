@@ -29,7 +29,7 @@ pub fn check(cancel: &CancellationToken) -> Result<(), ToolError> {
 
 /// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
 pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
-    if entry.metadata().is_ok_and(|m| super::jail::same_dir(dir, &m)) {
+    if super::jail::same_dir(dir, entry.path()) {
         Ok(())
     } else {
         Err(JailError::Swapped(shown.to_string()).into())

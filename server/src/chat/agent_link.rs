@@ -59,13 +59,10 @@ pub fn spawn(command: &str, stderr_log: Option<&Path>) -> anyhow::Result<(Frames
             .unwrap_or_else(|_| Stdio::inherit()),
         None => Stdio::inherit(),
     };
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let mut child = corvid_core::process::own_group(&mut corvid_core::process::shell(command))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("cannot start the agent `{command}`"))?;

@@ -16,7 +16,6 @@ use std::time::Duration;
 use anyhow::Context;
 use corvid_core::Config;
 use serde_json::{Value, json};
-use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::mpsc;
 
 use client::{Client, Event, RemoteError};
@@ -87,7 +86,7 @@ fn start(args: ChatArgs, screen: &mut Screen) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let code = runtime.block_on(async {
         // From here on, Ctrl-C is ours (cancel the turn, or leave) rather than a kill.
-        let sigint = signal(SignalKind::interrupt()).context("watching Ctrl-C")?;
+        let sigint = interrupts().context("watching Ctrl-C")?;
         let (frames, guard) = match (&args.agent, config) {
             (Some(command), _) => agent_link::spawn(command, log_file.as_deref())?,
             (None, Some(config)) => agent_link::in_process(config),
@@ -121,11 +120,27 @@ enum Turn {
     Quit,
 }
 
+/// Ctrl-C as it reaches the chat: SIGINT on Unix, the console's Ctrl-C event on Windows.
+#[cfg(unix)]
+type Interrupts = tokio::signal::unix::Signal;
+#[cfg(windows)]
+type Interrupts = tokio::signal::windows::CtrlC;
+
+#[cfg(unix)]
+fn interrupts() -> std::io::Result<Interrupts> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+}
+
+#[cfg(windows)]
+fn interrupts() -> std::io::Result<Interrupts> {
+    tokio::signal::windows::ctrl_c()
+}
+
 struct Chat {
     client: Client,
     events: mpsc::UnboundedReceiver<Event>,
     lines: Lines,
-    sigint: Signal,
+    sigint: Interrupts,
     ui: Renderer,
     session_id: String,
     agent_label: Option<String>,

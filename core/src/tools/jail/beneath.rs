@@ -14,6 +14,13 @@ use nix::sys::stat::{Mode, mkdirat};
 
 use super::{Jail, JailError, io};
 
+/// How a directory on the way is opened: only to search it (Linux's `O_PATH` needs no read
+/// permission; elsewhere it is opened for reading).
+#[cfg(target_os = "linux")]
+const SEARCH: OFlag = OFlag::O_PATH;
+#[cfg(not(target_os = "linux"))]
+const SEARCH: OFlag = OFlag::O_RDONLY;
+
 /// What [`Jail::open_beneath`] opens the last component as.
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Open {
@@ -32,7 +39,7 @@ impl Jail {
             Ok(rel) => rel.components().map(|c| c.as_os_str()).collect(),
             Err(_) => return Err(self.outside(shown)),
         };
-        let search = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let search = SEARCH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         let last_flags = match how {
             Open::Read => OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Open::Dir => OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
@@ -98,13 +105,14 @@ impl Jail {
     }
 }
 
-/// Whether `meta` (what a directory walker found at the root it was given) is `dir`, the
+/// Whether `found` (the root a directory walker was given, as it walks it) is `dir`, the
 /// directory opened through the jail. A walker opens its root by path, so a root swapped for a
 /// link after the check would be walked outside; this refuses that walk. (File contents found
 /// by a walk are read through [`Jail::open_read`] anyway.)
-pub fn same_dir(dir: &File, meta: &std::fs::Metadata) -> bool {
+pub fn same_dir(dir: &File, found: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    dir.metadata().is_ok_and(|d| d.dev() == meta.dev() && d.ino() == meta.ino())
+    let (Ok(d), Ok(f)) = (dir.metadata(), std::fs::metadata(found)) else { return false };
+    d.dev() == f.dev() && d.ino() == f.ino()
 }
 
 /// A directory component that failed to open. With `O_DIRECTORY | O_NOFOLLOW` a symlink shows

@@ -5,10 +5,17 @@ use std::path::{Path, PathBuf};
 use super::Jail;
 
 impl Jail {
-    /// The default protected locations: credentials and system configuration.
+    /// The default protected locations: credentials and system configuration (`/etc`; on
+    /// Windows the Windows folder, and the profile's `AppData`, where Corvid's own config and
+    /// most programs' credentials are).
     pub fn default_forbidden(home: Option<&Path>) -> Vec<PathBuf> {
+        #[cfg(not(windows))]
         let mut v = vec![PathBuf::from("/etc")];
+        #[cfg(windows)]
+        let mut v = vec![PathBuf::from(std::env::var_os("SystemRoot").unwrap_or_else(|| "C:\\Windows".into()))];
         if let Some(h) = home {
+            #[cfg(windows)]
+            v.push(h.join("AppData"));
             for d in [
                 ".ssh",
                 ".aws",

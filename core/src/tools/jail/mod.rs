@@ -6,12 +6,21 @@
 //! [`Jail::open_write`] and [`Jail::open_dir`]: the path is checked and canonicalized, then
 //! opened one component at a time below its root with `O_NOFOLLOW` at every step (the checked
 //! path had no links, so a link met now was swapped in: refused before anything outside is
-//! opened, created or truncated), and what was opened is checked again (via `/proc/self/fd`).
+//! opened, created or truncated), and what was opened is checked again (via `/proc/self/fd` on
+//! Linux, `F_GETPATH` on macOS).
+//!
+//! On Windows (no `openat`) the checked path is opened as it is (`open_plain`): the check
+//! before the open stands alone, so a link swapped in between the two is not caught there.
+//! `initialize` reports this (`_meta.corvid.jail`) and the README says so.
 //!
 //! Here: the jail itself and its checks. `resolve` turns a tool's path into a checked
 //! canonical one, `beneath` opens it without following links, `forbidden` holds the default
 //! protected locations.
 
+#[cfg(unix)]
+mod beneath;
+#[cfg(not(unix))]
+#[path = "open_plain.rs"]
 mod beneath;
 mod forbidden;
 mod resolve;
@@ -19,7 +28,6 @@ mod resolve;
 mod tests;
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use beneath::Open;
@@ -74,11 +82,10 @@ impl Jail {
 
     /// Re-checks what an open file really is, closing the check-then-use window.
     fn verify_open(&self, file: &File, shown: &str) -> Result<(), JailError> {
-        let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        match std::fs::read_link(&fd_path) {
-            Ok(real) => self.check(&real, shown),
-            // Without /proc (not Linux) the pre-open check stands alone.
-            Err(_) => Ok(()),
+        match opened_path(file) {
+            Some(real) => self.check(&real, shown),
+            // Where the system cannot say (Windows), the pre-open check stands alone.
+            None => Ok(()),
         }
     }
 
@@ -106,6 +113,31 @@ impl Jail {
         file.set_len(0).map_err(|e| io(path, e))?;
         Ok((resolved, file))
     }
+}
+
+/// The path an open file is at now, as the kernel knows it.
+#[cfg(target_os = "linux")]
+fn opened_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(target_vendor = "apple")]
+fn opened_path(file: &File) -> Option<PathBuf> {
+    let mut path = PathBuf::new();
+    nix::fcntl::fcntl(file, nix::fcntl::FcntlArg::F_GETPATH(&mut path)).ok()?;
+    Some(path)
+}
+
+#[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
+fn opened_path(_file: &File) -> Option<PathBuf> {
+    None
+}
+
+/// Whether the jail re-checks what it opened (see the module comment), for `initialize`'s
+/// report.
+pub fn checks_after_open() -> bool {
+    cfg!(any(target_os = "linux", target_vendor = "apple"))
 }
 
 fn io(path: &str, e: std::io::Error) -> JailError {
