@@ -50,12 +50,14 @@ export function withLines(uri: string, lines: Lines): string {
 }
 
 /**
- * The prompt's content blocks: context first (deduplicated), then the text. Only kinds the
+ * The prompt's content blocks: the text first (the agent titles a session from its first
+ * text, and the model reads the question before the material), then the context, each piece
+ * once. Only kinds the
  * agent advertises are sent: without `embeddedContext`, text becomes a `resource_link`;
  * without `image`, images are left out and named in `dropped`.
  */
 export function contextBlocks(text: string, attachments: Attachment[], caps: PromptCaps): { blocks: acp.ContentBlock[]; dropped: string[] } {
-  const blocks: acp.ContentBlock[] = [];
+  const blocks: acp.ContentBlock[] = text.trim() ? [{ type: "text", text }] : [];
   const dropped: string[] = [];
   const seen = new Set<string>();
   for (const a of attachments) {
@@ -83,7 +85,6 @@ export function contextBlocks(text: string, attachments: Attachment[], caps: Pro
       }
     }
   }
-  if (text.trim()) blocks.push({ type: "text", text });
   return { blocks, dropped };
 }
 

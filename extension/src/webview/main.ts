@@ -20,7 +20,7 @@ app.innerHTML = `
   <div id="chips" class="chips" role="list" aria-label="Context sent with the message" hidden></div>
   <div id="composer-note" class="composer-note" role="status" hidden></div>
   <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands mentions" aria-autocomplete="list" aria-expanded="false"
-    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, @ to mention a file, ↑ for earlier prompts, Esc to stop)"></textarea>
+    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, @ to mention, ↑ for earlier prompts, Esc to stop)"></textarea>
   <div class="actions"><span id="status" class="status" role="status"></span>
     <button id="edit-last" class="secondary" aria-label="Edit the last prompt" title="Put the last prompt back in the input, to change and send again">Edit last</button>
     <button id="retry" class="secondary" aria-label="Retry the last prompt" title="Send the last prompt again">Retry</button>

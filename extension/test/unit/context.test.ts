@@ -29,27 +29,27 @@ test("promptCapsOf reads initialize's promptCapabilities; missing means not offe
   assert.deepEqual(promptCapsOf(null), none);
 });
 
-test("contextBlocks: context first, then the text; each kind as the agent advertises", () => {
+test("contextBlocks: the text first, then the context; each kind as the agent advertises", () => {
   const folder: Attachment = { kind: "folder", uri: "file:///w/src", name: "src/" };
   const symbol: Attachment = { kind: "symbol", uri: "file:///w/src/a.ts", name: "main (a.ts:10)", lines: { start: 10, end: 12 }, text: "fn main() {}" };
   const { blocks, dropped } = contextBlocks("explain @a.ts", [file, folder, sel, symbol, img], all);
   assert.deepEqual(dropped, []);
   assert.deepEqual(blocks, [
+    { type: "text", text: "explain @a.ts" },
     { type: "resource", resource: { uri: "file:///w/src/a.ts", text: "let a = 1;", mimeType: "text/x-typescript" } },
     { type: "resource_link", uri: "file:///w/src", name: "src/" },
     { type: "resource", resource: { uri: "file:///w/src/a.ts#L3-5", text: "x" } },
     { type: "resource", resource: { uri: "file:///w/src/a.ts#L10-12", text: "fn main() {}" } },
     { type: "image", data: "iVBORw0K", mimeType: "image/png" },
-    { type: "text", text: "explain @a.ts" },
   ]);
 });
 
 test("contextBlocks without embeddedContext links instead of embedding; without image drops images", () => {
   const { blocks, dropped } = contextBlocks("q", [file, sel, img], none);
   assert.deepEqual(blocks, [
+    { type: "text", text: "q" },
     { type: "resource_link", uri: "file:///w/src/a.ts", name: "a.ts", mimeType: "text/x-typescript" },
     { type: "resource_link", uri: "file:///w/src/a.ts#L3-5", name: "a.ts:3-5" },
-    { type: "text", text: "q" },
   ]);
   assert.deepEqual(dropped, ["shot.png"]);
 });
@@ -108,9 +108,9 @@ test("a replayed prompt's context blocks become chips on its message, not text",
   assert.deepEqual(chipOfBlock({ type: "resource_link", uri: "file:///w/src", name: "src/" }), { kind: "file", name: "src/" });
   assert.equal(chipOfBlock({ type: "text", text: "hi" }), null);
   const s = initialState();
+  applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "what is this?" } });
   applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "resource", resource: { uri: "file:///w/README.md", text: "# demo" } } });
   applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "image", data: "AA==", mimeType: "image/png" } });
-  applyUpdate(s, { sessionUpdate: "user_message_chunk", content: { type: "text", text: "what is this?" } });
   assert.deepEqual(s.items, [
     {
       kind: "user",
