@@ -479,6 +479,20 @@ async function main() {
     await promptBox.press("Enter");
     if ((await promptBox.inputValue()) !== "E2E-MENTION: what is in @mention-target.ts ") throw new Error(`picking the mention left ${JSON.stringify(await promptBox.inputValue())}`);
     if (await view.locator("#mentions").isVisible()) throw new Error("the @ popup stayed open after the pick");
+    // A folder, chosen with the arrows and Tab; Escape closes the popup and keeps the text.
+    await promptBox.pressSequentially("and @sr");
+    await view.locator("#mentions [role='option'] .mkind", { hasText: "folder" }).first().waitFor({ timeout: 20000 });
+    for (let i = 0; !(await activeMention.filter({ hasText: "folder" }).count()); i++) {
+      if (i > 10) throw new Error("ArrowDown did not reach the folder in the @ popup");
+      await promptBox.press("ArrowDown");
+    }
+    await promptBox.press("Tab");
+    if ((await promptBox.inputValue()) !== "E2E-MENTION: what is in @mention-target.ts and @src ") throw new Error(`picking the folder left ${JSON.stringify(await promptBox.inputValue())}`);
+    await promptBox.pressSequentially("@READ");
+    await activeMention.filter({ hasText: "README.md" }).waitFor({ timeout: 20000 });
+    await promptBox.press("Escape");
+    if (await view.locator("#mentions").isVisible()) throw new Error("Escape did not close the @ popup");
+    for (let i = 0; i < 5; i++) await promptBox.press("Backspace");
     const fileChipRemove = chipsBox.locator(".chip[data-kind='file'] button.chip-remove");
     await fileChipRemove.focus();
     await page.keyboard.press("Enter");
@@ -489,11 +503,12 @@ async function main() {
     const mentionAsk = lastUserMessage();
     if (!mentionAsk.includes("MENTION_MARK = 42") || !mentionAsk.includes("mention-target.ts")) throw new Error(`the mentioned file did not reach the model: ${mentionAsk.slice(0, 400)}`);
     if (mentionAsk.includes("# demo workspace")) throw new Error("the removed current-file chip (README.md) was sent");
+    if (!mentionAsk.includes("[src/](file://")) throw new Error(`the mentioned folder did not reach the model: ${mentionAsk.slice(0, 600)}`);
     await view.locator(".msg.user").last().locator(".chip", { hasText: "mention-target.ts" }).waitFor({ timeout: 5000 });
     if ((await view.locator(".msg.user").last().locator(".chip", { hasText: "README.md" }).count()) !== 0) throw new Error("the sent message shows the removed chip");
     await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).waitFor({ timeout: 5000 });
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
-    say("@ mention picked by keyboard reached the model; the removed current-file chip was not sent");
+    say("@ mentions (a file with Enter, a folder with ArrowDown + Tab, Escape closes) reached the model; the removed current-file chip was not sent");
 
     // 9d. Add Selection to Chat puts the selection in the message being written as a chip
     // (it stays when the editor's selection changes) and sends nothing until Enter.
