@@ -70,7 +70,9 @@ export function composerContext(opts: {
         const key = attachmentKey(a);
         const label = a.kind === "file" && editorKeys.has(key) ? "Current file" : a.kind === "selection" && editorKeys.has(key) ? "Current selection" : a.kind === "image" ? "Image" : a.kind === "selection" ? "Selection" : "File";
         const thumb = a.kind === "image" ? `<img class="thumb" alt="" src="data:${esc(a.mimeType)};base64,${esc(a.data)}">` : "";
-        return `<span class="chip" role="listitem" data-kind="${esc(a.kind)}" data-key="${esc(key)}" title="${esc(label)}: ${esc(a.name)}">${thumb}<span class="chip-name">${esc(a.name)}</span><button class="chip-remove" data-key="${esc(key)}" aria-label="Remove ${esc(label.toLowerCase())} ${esc(a.name)} from this message" title="Remove">×</button></span>`;
+        // The editor's chips say so: they change with the editor, the others stay.
+        const current = label.startsWith("Current") ? `<span class="chip-hint">current</span>` : "";
+        return `<span class="chip${current ? " current" : ""}" role="listitem" data-kind="${esc(a.kind)}" data-key="${esc(key)}" title="${esc(label)}: ${esc(a.name)}">${thumb}<span class="chip-name">${esc(a.name)}</span>${current}<button class="chip-remove" data-key="${esc(key)}" aria-label="Remove ${esc(label.toLowerCase())} ${esc(a.name)} from this message" title="Remove">×</button></span>`;
       })
       .join("");
     chipsBox.hidden = !chipsBox.children.length;
