@@ -7,12 +7,21 @@ import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
 import { Checkpoints } from "./checkpoints";
 import { fixesFor, knownFix } from "./fixes";
+import { chipsOf, contextBlocks, promptCapsOf, type Attachment, type Chip, type PromptCaps } from "./context";
+import { editorChips, mentionItems, mimeOf, resolveAttachments, selectionAttachment } from "./editorContext";
+import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
 /** Workspace state: the session the chat shows, loaded again when the window reloads. */
 const OPEN_SESSION = "corvid.openSession";
 const OLD_SCHEME = "corvid-old";
+
+/** What a prompt sends besides its text: the content blocks, and the chips its message shows. */
+interface PromptContext {
+  blocks: ContentBlock[];
+  chips: Chip[];
+}
 
 let log: vscode.LogOutputChannel;
 /** An error as one line for people: its message (a JSON-RPC error's too), else it as JSON. */
@@ -37,6 +46,9 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.registerCommand("corvid.focusChat", () => chat.guard("Focus Chat Input", () => chat.focusInput())),
       vscode.commands.registerCommand("corvid.askAboutFile", () => chat.guard("Ask About This File", () => chat.askAboutEditor(false))),
       vscode.commands.registerCommand("corvid.askAboutSelection", () => chat.guard("Ask About Selection", () => chat.askAboutEditor(true))),
+      vscode.commands.registerCommand("corvid.addSelectionToChat", () => chat.guard("Add Selection to Chat", () => chat.addSelectionToChat())),
+      vscode.window.onDidChangeActiveTextEditor(() => chat.editorChanged()),
+      vscode.window.onDidChangeTextEditorSelection(() => chat.editorChanged()),
       vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
       vscode.commands.registerCommand("corvid.setApiKey", () => chat.guard("Set API Key", () => chat.setApiKey())),
       vscode.commands.registerCommand("corvid.history", () => chat.guard("Open Past Chat", () => chat.history())),
@@ -98,8 +110,13 @@ class Chat implements vscode.WebviewViewProvider {
   private stale = false;
   /** The first start of this extension host loads the session the window last showed. */
   private restoreOnStart = true;
-  /** The last prompt sent, with its attachment (Retry sends it again). */
-  private lastSent: { sessionId: string; text: string; resource?: { uri: string; text: string; mimeType?: string } } | null = null;
+  /** The last prompt sent, with its context (Retry sends it again). */
+  private lastSent: { sessionId: string; text: string; context: PromptContext } | null = null;
+  /** What the agent accepts in a prompt, from its `initialize` answer. */
+  private caps: PromptCaps = { image: false, embeddedContext: false };
+  /** Attachments for the message being written that came before the webview was ready (Add Selection to Chat). */
+  private pendingAttachments: Attachment[] = [];
+  private editorTimer: NodeJS.Timeout | null = null;
 
   constructor(private context: vscode.ExtensionContext) {
     this.status = vscode.window.createStatusBarItem("corvid.status", vscode.StatusBarAlignment.Right, 100);
@@ -133,6 +150,7 @@ class Chat implements vscode.WebviewViewProvider {
       if (this.postTimer) clearTimeout(this.postTimer);
       this.postTimer = null;
       if (this.client) withTerminalOutput(this.state, (id) => this.client!.terminals.peek(id));
+      this.state.promptCaps = this.caps;
       void this.view?.webview.postMessage({ type: "state", state: this.state });
       return;
     }
@@ -146,12 +164,19 @@ class Chat implements vscode.WebviewViewProvider {
         this.post(true);
         if (this.pendingHistory) void this.view?.webview.postMessage(this.pendingHistory);
         this.pendingHistory = null;
+        this.postEditor();
+        for (const attachment of this.pendingAttachments.splice(0)) void this.view?.webview.postMessage({ type: "attach", attachment });
         if (this.focusOnReady) void this.view?.webview.postMessage({ type: "focus" });
         this.focusOnReady = false;
         break;
       case "prompt":
-        await this.prompt(String(m.text ?? ""));
+        await this.promptWithContext(String(m.text ?? ""), Array.isArray(m.attachments) ? m.attachments : []);
         break;
+      case "mentionQuery": {
+        const items = await mentionItems(String(m.query ?? ""));
+        void this.view?.webview.postMessage({ type: "mentions", id: m.id, items });
+        break;
+      }
       case "stop":
         await this.stop();
         break;
@@ -300,6 +325,7 @@ class Chat implements vscode.WebviewViewProvider {
       const client = new AcpClient(this.transport.stream, this.host());
       const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
+      this.caps = promptCapsOf(init);
       // Kept only once its session is open: a client whose session/new failed (no provider
       // configured, say) would answer the next prompt with "ACP connection closed" and flip
       // the status back to ready.
@@ -409,17 +435,27 @@ class Chat implements vscode.WebviewViewProvider {
     else this.focusOnReady = true;
   }
 
-  async prompt(text: string, resource?: { uri: string; text: string; mimeType?: string }): Promise<void> {
-    if (!text.trim() && !resource) return;
+  /** A prompt from the chat's input: its attachments are read (text of selections, small files) and sent as context blocks. */
+  private async promptWithContext(text: string, attachments: Attachment[]): Promise<void> {
+    if (!text.trim() && !attachments.length) return;
+    const resolved = await resolveAttachments(attachments);
+    const { blocks, dropped } = contextBlocks(text, resolved, this.caps);
+    if (dropped.length) void vscode.window.showWarningMessage(`Corvid: this agent does not accept images; not sent: ${dropped.join(", ")}.`);
+    await this.prompt(text, { blocks, chips: chipsOf(resolved.filter((a) => !(a.kind === "image" && dropped.includes(a.name)))) });
+  }
+
+  async prompt(text: string, context?: PromptContext): Promise<void> {
+    if (!text.trim() && !context?.chips.length) return;
     const client = await this.ensureClient();
     if (this.state.busy) {
       void vscode.window.showInformationMessage("Corvid is still working on the last prompt; press Stop first.");
       return;
     }
     const sessionId = this.state.sessionId!;
-    this.lastSent = { sessionId, text, resource };
+    const ctx = context ?? { blocks: promptBlocks(text), chips: [] };
+    this.lastSent = { sessionId, text, context: ctx };
     void this.context.workspaceState.update(OPEN_SESSION, sessionId);
-    this.state.items.push({ kind: "user", text: resource ? `${text}\n\n\`${vscode.Uri.parse(resource.uri).fsPath}\`` : text });
+    this.state.items.push({ kind: "user", text, ...(ctx.chips.length ? { attachments: ctx.chips } : {}) });
     this.state.busy = true;
     this.state.lastStop = null;
     this.setAgentState("working");
@@ -427,7 +463,7 @@ class Chat implements vscode.WebviewViewProvider {
     const turn = this.nextTurn++;
     this.checkpoints.begin(turn);
     try {
-      const res = await client.prompt(sessionId, promptBlocks(text, resource));
+      const res = await client.prompt(sessionId, ctx.blocks);
       // Not into a session opened meanwhile (New Chat, a loaded past chat).
       if (this.state.sessionId === sessionId) endTurn(this.state, res.stopReason);
       log.info(`turn ended: ${res.stopReason}`);
@@ -448,14 +484,14 @@ class Chat implements vscode.WebviewViewProvider {
     }
   }
 
-  /** Retry: the last prompt again, as a new turn (with its attachment if this host sent it). */
+  /** Retry: the last prompt again, as a new turn (with its context if this host sent it). */
   async retry(): Promise<void> {
     if (this.state.busy) return;
     const sent = this.lastSent?.sessionId === this.state.sessionId ? this.lastSent : null;
     const text = sent?.text ?? lastPrompt(this.state);
     if (text === null) return;
     log.info("retrying the last prompt");
-    await this.prompt(text, sent?.resource);
+    await this.prompt(text, sent?.context);
   }
 
   /** A VS Code action offered with an error: only the known ones run. */
@@ -527,7 +563,44 @@ class Chat implements vscode.WebviewViewProvider {
     const rel = vscode.workspace.asRelativePath(doc.uri);
     const where = range ? `${rel}, lines ${selectionLines(range.start, range.end)}` : rel;
     await vscode.commands.executeCommand("corvid.chat.focus");
-    await this.prompt(`${question}\n\n(About ${where}.)`, { uri: doc.uri.toString(), text, mimeType: mimeOf(doc.languageId) });
+    const prompt = `${question}\n\n(About ${where}.)`;
+    const name = range ? `${rel.split("/").pop()}:${selectionLines(range.start, range.end)}` : (rel.split("/").pop() ?? rel);
+    await this.prompt(prompt, { blocks: promptBlocks(prompt, { uri: doc.uri.toString(), text, mimeType: mimeOf(doc.languageId) }), chips: [{ kind: range ? "selection" : "file", name }] });
+  }
+
+  /** Add Selection to Chat: the selection becomes a chip of the message being written; nothing is sent. */
+  async addSelectionToChat(): Promise<void> {
+    const attachment = selectionAttachment(vscode.window.activeTextEditor);
+    if (!attachment) {
+      void vscode.window.showWarningMessage("Corvid: select some text in a file first.");
+      return;
+    }
+    log.info(`selection added to the chat input: ${attachment.name}`);
+    await vscode.commands.executeCommand("corvid.chat.focus");
+    if (this.view && this.viewReady) {
+      void this.view.webview.postMessage({ type: "attach", attachment });
+      void this.view.webview.postMessage({ type: "focus" });
+    } else {
+      this.pendingAttachments.push(attachment);
+      this.focusOnReady = true;
+    }
+  }
+
+  /** The active editor or its selection changed: the chips follow (debounced: selections change per key). */
+  editorChanged(): void {
+    if (this.editorTimer) clearTimeout(this.editorTimer);
+    this.editorTimer = setTimeout(() => {
+      this.editorTimer = null;
+      this.postEditor();
+    }, 150);
+  }
+
+  private postEditor(): void {
+    // The chat view itself taking the focus leaves activeTextEditor as it was; a panel (Output)
+    // has no text editor: keep the last file rather than blinking the chip away.
+    const editor = vscode.window.activeTextEditor;
+    if (!editor && vscode.window.visibleTextEditors.length) return;
+    if (this.view && this.viewReady) void this.view.webview.postMessage({ type: "editor", ...editorChips(editor) });
   }
 
   async setApiKey(): Promise<void> {
@@ -717,11 +790,6 @@ async function saveDocuments(paths: ReadonlySet<string>): Promise<void> {
   const saved = await Promise.all(dirty.map((d) => d.save()));
   const failed = dirty.filter((_, i) => !saved[i]).map((d) => d.uri.fsPath);
   if (failed.length) throw new Error(`could not save ${failed.join(", ")} before running the command`);
-}
-
-function mimeOf(languageId: string): string | undefined {
-  const m: Record<string, string> = { markdown: "text/markdown", json: "application/json", javascript: "text/javascript", typescript: "text/x-typescript", rust: "text/x-rust", python: "text/x-python", html: "text/html", plaintext: "text/plain" };
-  return m[languageId];
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

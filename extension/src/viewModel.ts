@@ -1,6 +1,7 @@
 // The chat's view model: a pure reducer from ACP session updates (and local events) to what
 // the webview draws. No `vscode` import, so it is unit-tested directly.
 import type { FixAction } from "./fixes";
+import { chipOfBlock, type Chip, type PromptCaps } from "./context";
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
 
@@ -24,7 +25,8 @@ export interface PermissionOption {
 }
 
 export type Item =
-  | { kind: "user"; text: string }
+  /** `attachments`: the context sent with it (files, selections, images), drawn as chips. */
+  | { kind: "user"; text: string; attachments?: Chip[] }
   | { kind: "agent"; text: string }
   | { kind: "thought"; text: string }
   | {
@@ -82,6 +84,8 @@ export interface ViewState {
   usage: { used: number; size: number; cost?: { amount: number; currency: string } } | null;
   title: string | null;
   lastStop: string | null;
+  /** What the agent accepts in a prompt (images, embedded context); set by the host. */
+  promptCaps?: PromptCaps;
 }
 
 export function initialState(): ViewState {
@@ -143,9 +147,17 @@ function appendText(state: ViewState, kind: "user" | "agent" | "thought", text: 
 /** Applies one `session/update` payload. Mutates and returns `state`. */
 export function applyUpdate(state: ViewState, u: any): ViewState {
   switch (u.sessionUpdate) {
-    case "user_message_chunk":
-      appendText(state, "user", textOf(u.content));
+    case "user_message_chunk": {
+      // A replayed prompt's context blocks are chips on its message, not text.
+      const chip = chipOfBlock(u.content);
+      if (!chip) appendText(state, "user", textOf(u.content));
+      else {
+        const last = state.items[state.items.length - 1];
+        if (last?.kind === "user") (last.attachments ??= []).push(chip);
+        else state.items.push({ kind: "user", text: "", attachments: [chip] });
+      }
       break;
+    }
     case "agent_message_chunk":
       appendText(state, "agent", textOf(u.content));
       break;

@@ -2,6 +2,7 @@
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { renderDiff } from "../lineDiff";
+import { composerContext } from "./composerContext";
 import { checkpointText, filterSessions, lastPrompt, permissionSummary, stopText, type DiffContent, type Item, type PastSession, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
@@ -15,8 +16,11 @@ app.innerHTML = `
 <button id="jump" class="jump" hidden aria-label="Jump to latest message" title="Scroll to the newest message">↓ Jump to latest</button></div>
 <div class="composer">
   <div id="commands" class="commands" role="listbox" aria-label="Slash commands"></div>
-  <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands" aria-autocomplete="list" aria-expanded="false"
-    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, ↑ for earlier prompts, Esc to stop)"></textarea>
+  <div id="mentions" class="mentions" role="listbox" aria-label="Files, folders, symbols and the selection to mention" hidden></div>
+  <div id="chips" class="chips" role="list" aria-label="Context sent with the message" hidden></div>
+  <div id="composer-note" class="composer-note" role="status" hidden></div>
+  <textarea id="prompt" rows="3" aria-label="Message to Corvid" aria-controls="commands mentions" aria-autocomplete="list" aria-expanded="false"
+    placeholder="Ask Corvid… (Enter to send, Shift+Enter for a new line, / for commands, @ to mention, ↑ for earlier prompts, Esc to stop)"></textarea>
   <div class="actions"><span id="status" class="status" role="status"></span>
     <button id="edit-last" class="secondary" aria-label="Edit the last prompt" title="Put the last prompt back in the input, to change and send again">Edit last</button>
     <button id="retry" class="secondary" aria-label="Retry the last prompt" title="Send the last prompt again">Retry</button>
@@ -34,6 +38,14 @@ const commandsBox = document.getElementById("commands")!;
 const historyBox = document.getElementById("history")!;
 const jumpBtn = document.getElementById("jump") as HTMLButtonElement;
 let state: ViewState | null = null;
+const context = composerContext({
+  promptBox,
+  popup: document.getElementById("mentions")!,
+  chipsBox: document.getElementById("chips")!,
+  note: document.getElementById("composer-note")!,
+  post: (m) => vscode.postMessage(m),
+  caps: () => state?.promptCaps,
+});
 /** Which collapsible parts (thoughts, read cards) the reader opened, by data-key. */
 const openDetails = new Set<string>();
 /** Proposed changes the reader expanded to the whole change, by key (request:diff index). */
@@ -61,8 +73,10 @@ const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐"
 
 function renderItem(item: Item, index: number): string {
   switch (item.kind) {
-    case "user":
-      return `<div class="msg user">${renderMarkdown(item.text)}</div>`;
+    case "user": {
+      const chips = (item.attachments ?? []).map((c) => `<span class="chip" role="listitem" data-kind="${esc(c.kind)}" title="${esc(c.kind)}: ${esc(c.name)}"><span class="chip-name">${esc(c.name)}</span></span>`).join("");
+      return `<div class="msg user">${chips ? `<div class="chips sent" role="list" aria-label="Context sent">${chips}</div>` : ""}${renderMarkdown(item.text)}</div>`;
+    }
     case "agent":
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
     case "thought":
@@ -263,6 +277,8 @@ function renderCommands(): void {
         `<div class="command${i === activeCommand ? " active" : ""}" id="command-${i}" role="option" aria-selected="${i === activeCommand}" data-command="${esc(c.name)}"><b>/${esc(c.name)}</b> ${esc(c.description)}</div>`,
     )
     .join("");
+  // The `@` popup owns these while it is open.
+  if (!document.getElementById("mentions")!.hidden) return;
   promptBox.setAttribute("aria-expanded", String(matches.length > 0));
   if (matches.length) promptBox.setAttribute("aria-activedescendant", `command-${activeCommand}`);
   else promptBox.removeAttribute("aria-activedescendant");
@@ -289,7 +305,8 @@ function remember(text: string): void {
 function send(): void {
   const text = promptBox.value;
   if (!text.trim() || state?.busy) return;
-  vscode.postMessage({ type: "prompt", text });
+  vscode.postMessage({ type: "prompt", text, attachments: context.attachments(text) });
+  context.sent();
   remember(text);
   promptBox.value = "";
   follow = true;
@@ -299,6 +316,8 @@ function send(): void {
 
 promptBox.addEventListener("keydown", (e) => {
   if (e.isComposing) return;
+  // The `@` popup, by keyboard (it takes these keys before the slash menu and recall).
+  if (context.handleKey(e)) return;
   // The slash-command menu, by keyboard.
   if (commandMatches.length) {
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
@@ -343,6 +362,7 @@ promptBox.addEventListener("input", () => {
   commandsDismissed = false;
   recall = sentPrompts.length;
   renderCommands();
+  context.inputChanged();
 });
 sendBtn.addEventListener("click", send);
 stopBtn.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
@@ -492,5 +512,6 @@ window.addEventListener("message", (e) => {
     historyBox.hidden = false;
   }
   else if (m.type === "focus") promptBox.focus();
+  else context.onMessage(m);
 });
 vscode.postMessage({ type: "ready" });

@@ -11,7 +11,9 @@
 // stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
 // highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
-// as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
+// as an embedded resource, context for a prompt (an `@` mention picked by keyboard reaching the
+// model, the current file's chip removed and not sent, Add Selection to Chat adding a chip
+// without sending, pasted and dropped images reaching the model, one over 5 MB refused), read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
 // write beside the workspace, an edit of an existing file left unsaved), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
@@ -76,6 +78,9 @@ async function main() {
   const data = path.join(W, "data"), ext = path.join(W, "ext"), work = path.join(W, "work");
   for (const d of [path.join(data, "User"), ext, work]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(path.join(work, "README.md"), "# demo workspace\n");
+  // A file to mention with `@` (its content must reach the model).
+  fs.mkdirSync(path.join(work, "src"));
+  fs.writeFileSync(path.join(work, "src/mention-target.ts"), "export const MENTION_MARK = 42;\n");
   const settingsFile = path.join(data, "User/settings.json");
   const baseSettings = {
       "security.workspace.trust.enabled": false,
@@ -91,8 +96,9 @@ async function main() {
   };
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings));
   const config = path.join(W, "corvid.toml");
-  // Two models, so the model picker has a choice.
-  fs.writeFileSync(config, '[provider]\nmodels = ["fake-model", "fake-model-2"]\n\n[discovery]\nollama_url = "http://127.0.0.1:9"\n');
+  // Two models, so the model picker has a choice; the fake model takes images (a pasted image
+  // reaches it as an image part).
+  fs.writeFileSync(config, '[provider]\nmodels = ["fake-model", "fake-model-2"]\nimages = true\n\n[discovery]\nollama_url = "http://127.0.0.1:9"\n');
   const entry = path.join(CS, "out/node/entry.js");
   const base = ["--user-data-dir", data, "--extensions-dir", ext];
 
@@ -455,6 +461,118 @@ async function main() {
     await view.locator("body.vscode-dark").waitFor({ state: "attached", timeout: 20000 });
     say(`every button named, focus visible; High Contrast: code contrast ${hc.worst.toFixed(1)}:1, button border ${hc.border}`);
 
+    // 9c. Context: `@` completes workspace files (picked by keyboard, sent as context the model
+    // reads); the current file's chip, removed before sending, is not sent, and is back for the
+    // next message.
+    const lastUserMessage = () => {
+      const m = fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.filter((x) => x.role === "user").at(-1);
+      return typeof m.content === "string" ? m.content : JSON.stringify(m.content);
+    };
+    const chipsBox = view.locator("#chips");
+    await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).waitFor({ timeout: 20000 });
+    await promptBox.fill("");
+    await promptBox.pressSequentially("E2E-MENTION: what is in @mention-ta");
+    const activeMention = view.locator("#mentions [role='option'][aria-selected='true']");
+    await activeMention.filter({ hasText: "src/mention-target.ts" }).waitFor({ timeout: 20000 });
+    if ((await promptBox.getAttribute("aria-expanded")) !== "true" || (await promptBox.getAttribute("aria-activedescendant")) !== (await activeMention.getAttribute("id")))
+      throw new Error("the @ popup is not announced as the input's open listbox");
+    await promptBox.press("Enter");
+    if ((await promptBox.inputValue()) !== "E2E-MENTION: what is in @mention-target.ts ") throw new Error(`picking the mention left ${JSON.stringify(await promptBox.inputValue())}`);
+    if (await view.locator("#mentions").isVisible()) throw new Error("the @ popup stayed open after the pick");
+    // A folder, chosen with the arrows and Tab; Escape closes the popup and keeps the text.
+    await promptBox.pressSequentially("and @sr");
+    await view.locator("#mentions [role='option'] .mkind", { hasText: "folder" }).first().waitFor({ timeout: 20000 });
+    for (let i = 0; !(await activeMention.filter({ hasText: "folder" }).count()); i++) {
+      if (i > 10) throw new Error("ArrowDown did not reach the folder in the @ popup");
+      await promptBox.press("ArrowDown");
+    }
+    await promptBox.press("Tab");
+    if ((await promptBox.inputValue()) !== "E2E-MENTION: what is in @mention-target.ts and @src ") throw new Error(`picking the folder left ${JSON.stringify(await promptBox.inputValue())}`);
+    await promptBox.pressSequentially("@READ");
+    await activeMention.filter({ hasText: "README.md" }).waitFor({ timeout: 20000 });
+    await promptBox.press("Escape");
+    if (await view.locator("#mentions").isVisible()) throw new Error("Escape did not close the @ popup");
+    for (let i = 0; i < 5; i++) await promptBox.press("Backspace");
+    const fileChipRemove = chipsBox.locator(".chip[data-kind='file'] button.chip-remove");
+    await fileChipRemove.focus();
+    await page.keyboard.press("Enter");
+    await chipsBox.locator(".chip[data-kind='file']").waitFor({ state: "detached", timeout: 5000 });
+    fake.script("E2E-MENTION", { chunks: [{ content: "It exports MENTION_MARK." }] });
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "It exports MENTION_MARK." }).waitFor({ timeout: 30000 });
+    const mentionAsk = lastUserMessage();
+    if (!mentionAsk.includes("MENTION_MARK = 42") || !mentionAsk.includes("mention-target.ts")) throw new Error(`the mentioned file did not reach the model: ${mentionAsk.slice(0, 400)}`);
+    if (mentionAsk.includes("# demo workspace")) throw new Error("the removed current-file chip (README.md) was sent");
+    if (!mentionAsk.includes("[src/](file://")) throw new Error(`the mentioned folder did not reach the model: ${mentionAsk.slice(0, 600)}`);
+    await view.locator(".msg.user").last().locator(".chip", { hasText: "mention-target.ts" }).waitFor({ timeout: 5000 });
+    if ((await view.locator(".msg.user").last().locator(".chip", { hasText: "README.md" }).count()) !== 0) throw new Error("the sent message shows the removed chip");
+    await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).waitFor({ timeout: 5000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("@ mentions (a file with Enter, a folder with ArrowDown + Tab, Escape closes) reached the model; the removed current-file chip was not sent");
+
+    // 9d. Add Selection to Chat puts the selection in the message being written as a chip
+    // (it stays when the editor's selection changes) and sends nothing until Enter.
+    const requestsBeforeAdd = fake.requests.length;
+    const usersBeforeAdd = await view.locator(".msg.user").count();
+    const readmeEditor = page.locator(".part.editor .monaco-editor .view-lines").first();
+    await readmeEditor.click();
+    await page.keyboard.press("Control+A");
+    await palette("Corvid: Add Selection to Chat", { click: false });
+    const addedChip = chipsBox.locator(".chip[data-kind='selection']", { hasText: "README.md:1-" });
+    await addedChip.waitFor({ timeout: 20000 });
+    for (let i = 0; !(await inputFocused()); i++) {
+      if (i > 40) throw new Error("Add Selection to Chat did not focus the chat input");
+      await page.waitForTimeout(250);
+    }
+    await readmeEditor.click(); // the editor's selection collapses
+    await page.waitForTimeout(1000);
+    if ((await addedChip.count()) !== 1) throw new Error("the added selection's chip went away with the editor's selection");
+    if (fake.requests.length !== requestsBeforeAdd || (await view.locator(".msg.user").count()) !== usersBeforeAdd) throw new Error("Add Selection to Chat sent something");
+    fake.script("E2E-ADDSEL", { chunks: [{ content: "That is the README." }] });
+    await promptBox.fill("E2E-ADDSEL: and this?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "That is the README." }).waitFor({ timeout: 30000 });
+    const addSelAsk = lastUserMessage();
+    if (!/README\.md#L1-\d+/.test(addSelAsk) || !addSelAsk.includes("# demo workspace")) throw new Error(`the added selection did not reach the model: ${addSelAsk.slice(0, 400)}`);
+    if ((await chipsBox.locator(".chip[data-kind='selection']").count()) !== 0) throw new Error("the added selection stayed for the next message");
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("Add Selection to Chat: a chip in the input, nothing sent until Enter, then the selection reached the model");
+
+    // 9e. Images: one pasted and one dropped into the input become chips with thumbnails and
+    // reach the model as image parts; one over 5 MB is refused with a message.
+    const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const dispatchFile = (type, name, b64, size) =>
+      promptBox.evaluate(
+        (el, { type, name, b64, size }) => {
+          const bytes = b64 ? Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)) : new Uint8Array(size);
+          const dt = new DataTransfer();
+          dt.items.add(new File([bytes], name, { type: "image/png" }));
+          const ev = new Event(type, { bubbles: true, cancelable: true });
+          Object.defineProperty(ev, type === "paste" ? "clipboardData" : "dataTransfer", { value: dt });
+          el.dispatchEvent(ev);
+        },
+        { type, name, b64, size },
+      );
+    await dispatchFile("paste", "pasted.png", PNG);
+    await chipsBox.locator(".chip[data-kind='image'] img.thumb").first().waitFor({ timeout: 10000 });
+    await dispatchFile("drop", "dropped.png", PNG);
+    await chipsBox.locator(".chip[data-kind='image']", { hasText: "dropped.png" }).waitFor({ timeout: 10000 });
+    await dispatchFile("paste", "huge.png", null, 6 * 1024 * 1024);
+    await view.locator("#composer-note", { hasText: "the limit is 5 MB" }).waitFor({ timeout: 10000 });
+    if ((await chipsBox.locator(".chip[data-kind='image']").count()) !== 2) throw new Error("the image over 5 MB was attached");
+    fake.script("E2E-IMAGE", { chunks: [{ content: "Two dots." }] });
+    await promptBox.fill("E2E-IMAGE: what is in the pictures?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Two dots." }).waitFor({ timeout: 30000 });
+    const imageAsk = fake.requests.filter((q) => q.api === "openai").at(-1).body.messages.filter((x) => x.role === "user").at(-1).content;
+    const imageParts = Array.isArray(imageAsk) ? imageAsk.filter((p) => p.type === "image_url") : [];
+    if (imageParts.length !== 2 || imageParts.some((p) => p.image_url.url !== `data:image/png;base64,${PNG}`)) throw new Error(`the images did not reach the model: ${JSON.stringify(imageAsk).slice(0, 400)}`);
+    if ((await view.locator(".msg.user").last().locator(".chip[data-kind='image']").count()) !== 2) throw new Error("the sent message does not show its two images");
+    if ((await chipsBox.locator(".chip[data-kind='image']").count()) !== 0) throw new Error("the sent images stayed in the input");
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-context.png") });
+    say("a pasted and a dropped image reached the model as image parts; one over 5 MB was refused");
+
     // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
     // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
     // an existing file (a modified document until saved), a command in a client terminal.
@@ -692,15 +810,20 @@ async function main() {
     // 14b. Reloading the window (a new extension host) brings the open chat back: its
     // session is loaded again and the transcript replays.
     const openBefore = await view.locator("body").getAttribute("data-session");
+    // The context sent with a prompt (the current file's chip) is drawn again on replay.
+    const freshChips = () => view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().locator(".chip").allInnerTexts();
+    const chipsBeforeReload = await freshChips();
+    if (!chipsBeforeReload.length) throw new Error("the E2E-FRESH message shows no context chip");
     await page.reload({ waitUntil: "domcontentloaded" });
     await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
     await palette("Corvid: Focus Chat Input");
     await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 60000 });
     await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().waitFor({ timeout: 10000 });
     if ((await view.locator("body").getAttribute("data-session")) !== openBefore) throw new Error("the reloaded window shows another session");
+    if ((await freshChips()).join("|") !== chipsBeforeReload.join("|")) throw new Error(`replayed chips ${await freshChips()}, live ${chipsBeforeReload}`);
     await palette("Corvid: Show Logs");
     await output.filter({ hasText: `restored session ${openBefore}` }).first().waitFor({ timeout: 20000 });
-    say("reload: the open chat is back (session/load), transcript replayed");
+    say(`reload: the open chat is back (session/load), transcript replayed with its context chips (${chipsBeforeReload.join(", ")})`);
 
     // 15. corvid.agent.command that cannot run: the failure is an error notification. The
     // setting is typed into VS Code's Settings editor, as a user would.
