@@ -346,6 +346,8 @@ class Chat implements vscode.WebviewViewProvider {
       }
       log.info(`starting agent: ${this.transport.describe}`);
       const client = new AcpClient(this.transport.stream, this.host());
+      // A command's card follows its output live (posts are batched, at most one per 30 ms).
+      client.terminals.onChange = () => this.post();
       const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
       this.lastAuthMethods = (init.authMethods ?? []) as { name?: string }[];
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
