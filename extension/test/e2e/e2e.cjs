@@ -1,7 +1,8 @@
 // End-to-end: the packaged VSIX installed into a real VS Code (code-server 4.100.3) driven by
 // headless Chromium through playwright-core, against the scripted fake model server.
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
-// Checks: install, activation (status bar), the chat's accessibility (log region, labelled
+// Checks: install, activation with no provider configured (the first-run welcome: a provider
+// choice written to settings, Set API Key, Test connection), the chat's accessibility (log region, labelled
 // input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
@@ -13,9 +14,12 @@
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
-// write beside the workspace, an edit of an existing file left unsaved), Set API Key reaching the model but not settings.json, the history list loading a
+// write beside the workspace, an edit of an existing file left unsaved), the view at a 170 px
+// sidebar (nothing sticks out, "Working…" whole), Open in Terminal on a running command (live
+// output in a VS Code terminal, closing it does not stop the command, the exit code), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
-// 401 naming CORVID_API_KEY offering Set API Key, the history's search, rename and delete, a
+// 401 in VS Code's terms offering Set API Key, the history's search, rename and delete,
+// corvid.models from the Settings editor in the model picker without a reload, a
 // window reload bringing the open chat back, Show Logs, a broken
 // `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
 // stdio running a turn, and a missing addon shown as an error notification. code-server and
