@@ -257,7 +257,8 @@ class Chat implements vscode.WebviewViewProvider {
       model: c.get<string>("model") || undefined,
       logLevel: c.get<string>("logLevel") || undefined,
       apiKey: (await this.context.secrets.get(SECRET_KEY)) || undefined,
-      configFile: await this.coreConfigFile(),
+      // Only the built-in core reads it (an external agent gets variables, and has no list).
+      configFile: this.builtIn() ? await this.coreConfigFile() : undefined,
     };
   }
 
