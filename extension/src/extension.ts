@@ -3,13 +3,18 @@
 // editor goes through the ACP client methods implemented here (fs, terminal, permissions).
 import * as vscode from "vscode";
 import * as os from "node:os";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport, type AgentSettings } from "./transport";
 import { Checkpoints } from "./checkpoints";
-import { fixesFor, knownFix } from "./fixes";
 import { chipsOf, contextBlocks, promptCapsOf, type Attachment, type Chip, type PromptCaps } from "./context";
 import { editorChips, mentionItems, mimeOf, resolveAttachments, selectionAttachment } from "./editorContext";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
+import { fixesFor, inVsCodeTerms, knownFix } from "./fixes";
+import { CommandTerminals } from "./commandTerminals";
+import { withModels } from "./coreConfig";
+import { checkBaseUrl, describeSettings, isProviderChoice, needsProvider, PRESETS, settingsFor, type ProviderChoice } from "./providers";
 import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, pendingPermissions, resolvePermission, selectionLines, withTerminalOutput, type ViewState } from "./viewModel";
 
 const SECRET_KEY = "corvid.apiKey";
@@ -56,7 +61,11 @@ export function activate(context: vscode.ExtensionContext): void {
         if (!e.affectsConfiguration("corvid")) return;
         const command = vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
         chat.restartLater(`settings changed (agent: ${command || "built-in core"})`);
+        // The model list is applied at once (the picker shows it without a reload): the core
+        // restarts and the open chat is loaded again. Other settings wait for the next chat.
+        if (e.affectsConfiguration("corvid.models")) void chat.guard("Apply corvid.models", () => chat.restartNow("corvid.models changed"));
       }),
+      chat.commandTerminals,
       { dispose: () => void chat.shutdown() },
     );
     log.info("Corvid activated");
@@ -85,6 +94,8 @@ class OldTexts implements vscode.TextDocumentContentProvider {
 
 class Chat implements vscode.WebviewViewProvider {
   readonly oldTexts = new OldTexts();
+  /** "Open in Terminal": a command's output in a VS Code terminal, made on request. */
+  readonly commandTerminals = new CommandTerminals();
   private view?: vscode.WebviewView;
   /** The webview's script has started (it posts "ready"); messages before that are lost. */
   private viewReady = false;
@@ -117,6 +128,8 @@ class Chat implements vscode.WebviewViewProvider {
   /** Attachments for the message being written that came before the webview was ready (Add Selection to Chat). */
   private pendingAttachments: Attachment[] = [];
   private editorTimer: NodeJS.Timeout | null = null;
+  /** The auth methods of the last `initialize` (they say whether a provider is missing). */
+  private lastAuthMethods: { name?: string }[] = [];
 
   constructor(private context: vscode.ExtensionContext) {
     this.status = vscode.window.createStatusBarItem("corvid.status", vscode.StatusBarAlignment.Right, 100);
@@ -230,6 +243,18 @@ class Chat implements vscode.WebviewViewProvider {
       case "renameSession":
         await this.renameSession(String(m.sessionId), String(m.title ?? ""));
         break;
+      case "openTerminal":
+        this.openTerminal(String(m.toolCallId), Number(m.index ?? 0));
+        break;
+      case "setupProvider":
+        if (isProviderChoice(m.choice)) await this.setupProvider(m.choice);
+        break;
+      case "setupKey":
+        await this.setApiKey();
+        break;
+      case "testConnection":
+        await this.testConnection();
+        break;
       case "deleteSession":
         await this.deleteSession(String(m.sessionId), String(m.title ?? ""));
         break;
@@ -257,7 +282,31 @@ class Chat implements vscode.WebviewViewProvider {
       model: c.get<string>("model") || undefined,
       logLevel: c.get<string>("logLevel") || undefined,
       apiKey: (await this.context.secrets.get(SECRET_KEY)) || undefined,
+      // Only the built-in core reads it (an external agent gets variables, and has no list).
+      configFile: this.builtIn() ? await this.coreConfigFile() : undefined,
     };
+  }
+
+  /**
+   * `corvid.models` (the model picker's list) for the built-in core: a copy of Corvid's own
+   * config file with `[provider] models` set, in the extension's storage; undefined (Corvid's
+   * own file as it is) when the setting is empty. The addon's options have no model list.
+   */
+  private async coreConfigFile(): Promise<string | undefined> {
+    const models = (vscode.workspace.getConfiguration("corvid").get<string[]>("models") ?? []).map((m) => String(m).trim()).filter(Boolean);
+    if (!models.length) return undefined;
+    const own = process.env.CORVID_CONFIG || path.join(os.homedir(), ".config/corvid/config.toml");
+    let text: string | null = null;
+    try {
+      text = await fs.promises.readFile(own, "utf8");
+    } catch {}
+    const dir = this.context.globalStorageUri.fsPath;
+    await fs.promises.mkdir(dir, { recursive: true });
+    const file = path.join(dir, "core-config.toml");
+    // 0600: the user's file may hold an API key.
+    await fs.promises.writeFile(file, withModels(text, models), { mode: 0o600 });
+    log.info(`corvid.models: ${models.join(", ")} (config ${file}, from ${text === null ? "no file" : own})`);
+    return file;
   }
 
   private host(): ClientHost {
@@ -323,7 +372,10 @@ class Chat implements vscode.WebviewViewProvider {
       }
       log.info(`starting agent: ${this.transport.describe}`);
       const client = new AcpClient(this.transport.stream, this.host());
+      // A command's card follows its output live (posts are batched, at most one per 30 ms).
+      client.terminals.onChange = () => this.post();
       const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
+      this.lastAuthMethods = (init.authMethods ?? []) as { name?: string }[];
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
       this.caps = promptCapsOf(init);
       // Kept only once its session is open: a client whose session/new failed (no provider
@@ -349,9 +401,18 @@ class Chat implements vscode.WebviewViewProvider {
       const t = this.transport;
       this.transport = null;
       void t?.close().catch(() => {});
+      if (this.builtIn() && needsProvider(e, this.lastAuthMethods)) {
+        // First run: the welcome panel instead of an error (it says what to set, in VS Code).
+        log.info(`no model provider configured: ${errorText(e)}`);
+        this.state = { ...initialState(), setup: { current: await this.describeProvider(), ...(this.state.setup?.test ? { test: this.state.setup.test } : {}) } };
+        this.setAgentState("setup");
+        this.post(true);
+        if (typeof e === "object" && e !== null) reported.add(e);
+        throw e;
+      }
       this.setAgentState("error");
       // In the chat too, so the view says why it cannot answer (the next prompt tries again).
-      this.state.items.push({ kind: "notice", text: `Corvid could not start: ${errorText(e)}`, severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
+      this.state.items.push({ kind: "notice", text: `Corvid could not start: ${inVsCodeTerms(errorText(e), this.builtIn())}`, severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
       this.post(true);
       this.fail("starting the agent", e);
       throw e;
@@ -372,6 +433,18 @@ class Chat implements vscode.WebviewViewProvider {
   /** The built-in core runs (not `corvid.agent.command`): its provider settings are the extension's. */
   private builtIn(): boolean {
     return !vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
+  }
+
+  /**
+   * Restarts the agent now (not waiting for the next chat) unless a turn runs: the open chat
+   * is loaded again if it has a prompt (session/load), else a new one opens.
+   */
+  async restartNow(why: string): Promise<void> {
+    if (this.state.busy || !this.client) return;
+    log.info(`${why}: restarting the agent now`);
+    this.restoreOnStart = !!this.context.workspaceState.get<string>(OPEN_SESSION);
+    this.stale = true;
+    await this.ensureClient();
   }
 
   restartLater(why: string): void {
@@ -469,7 +542,7 @@ class Chat implements vscode.WebviewViewProvider {
       log.info(`turn ended: ${res.stopReason}`);
     } catch (e) {
       if (this.state.sessionId === sessionId) {
-        this.state.items.push({ kind: "notice", text: errorText(e), severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
+        this.state.items.push({ kind: "notice", text: inVsCodeTerms(errorText(e), this.builtIn()), severity: "error", actions: fixesFor(errorText(e), this.builtIn()) });
         endTurn(this.state, "error");
       }
       log.error(`prompt failed: ${errorText(e)}`);
@@ -603,12 +676,110 @@ class Chat implements vscode.WebviewViewProvider {
     if (this.view && this.viewReady) void this.view.webview.postMessage({ type: "editor", ...editorChips(editor) });
   }
 
+  /** "Open in Terminal" on a command card: its output (live or stored) in a VS Code terminal. */
+  private openTerminal(toolCallId: string, index: number): void {
+    const tool = this.state.items.find((i) => i.kind === "tool" && i.id === toolCallId) as Extract<ViewState["items"][number], { kind: "tool" }> | undefined;
+    const block = tool?.content.filter((c) => c.type === "terminal")[index];
+    if (!tool || !block || block.type !== "terminal") return;
+    const terms = this.client?.terminals;
+    const live = terms?.peek(block.terminalId);
+    const name = `Corvid: ${tool.title}`.slice(0, 60);
+    if (live && terms) {
+      this.commandTerminals.show(block.terminalId, name, {
+        command: live.command,
+        read: () => {
+          const now = terms.peek(block.terminalId);
+          return { output: now?.output ?? "", exit: now?.exit ?? null };
+        },
+        watch: (fn) => terms.watch(block.terminalId, fn),
+      });
+    } else if (block.stored !== undefined) {
+      const stored = block.stored;
+      this.commandTerminals.show(block.terminalId, name, { command: tool.title, read: () => ({ output: stored, exit: block.storedExit ?? null }) });
+    } else {
+      void vscode.window.showInformationMessage("Corvid: no output was kept for this command.");
+      return;
+    }
+    log.info(`opened the terminal of ${toolCallId} (${block.terminalId})`);
+  }
+
+  private async describeProvider(): Promise<string> {
+    const c = vscode.workspace.getConfiguration("corvid");
+    return describeSettings({ provider: c.get<string>("provider"), baseUrl: c.get<string>("baseUrl"), model: c.get<string>("model") }, !!(await this.context.secrets.get(SECRET_KEY)));
+  }
+
+  /** A provider choice of the welcome panel: asks what it needs, writes the user settings. */
+  private async setupProvider(choice: ProviderChoice): Promise<void> {
+    const preset = PRESETS[choice];
+    const c = vscode.workspace.getConfiguration("corvid");
+    let baseUrl: string | undefined;
+    if (preset.baseUrl === null) {
+      baseUrl = await vscode.window.showInputBox({
+        title: `Corvid: ${preset.label}`,
+        prompt: "The endpoint's base URL (Chat Completions under it), e.g. https://api.openai.com/v1",
+        value: c.get<string>("baseUrl") || "",
+        ignoreFocusOut: true,
+        validateInput: (v) => checkBaseUrl(v),
+      });
+      if (baseUrl === undefined) return;
+    }
+    let model = "";
+    if (preset.modelHint) {
+      const typed = await vscode.window.showInputBox({
+        title: `Corvid: ${preset.label}: model`,
+        prompt: `Model id, e.g. ${preset.modelHint} (empty: the endpoint's first model)`,
+        value: c.get<string>("model") || "",
+        ignoreFocusOut: true,
+      });
+      if (typed === undefined) return;
+      model = typed;
+    }
+    const values = settingsFor(choice, { baseUrl, model });
+    for (const [key, value] of Object.entries(values)) await c.update(key, value || undefined, vscode.ConfigurationTarget.Global);
+    log.info(`provider set up: ${preset.label} (${JSON.stringify(values)})`);
+    this.state.setup = { current: await this.describeProvider() };
+    this.post(true);
+    if (preset.needsKey && !(await this.context.secrets.get(SECRET_KEY)))
+      void vscode.window.showInformationMessage(`Corvid: ${preset.label} needs an API key: click Set API Key.`);
+  }
+
+  /** Test connection: the agent restarted with the settings, and a session opened (or why not). */
+  private async testConnection(): Promise<void> {
+    const setup = this.state.setup ?? { current: await this.describeProvider() };
+    this.state.setup = { ...setup, testing: true, test: undefined };
+    this.post(true);
+    this.stale = true;
+    try {
+      await this.ensureClient();
+      const model = this.state.config.find((o) => o.category === "model" || o.id === "model")?.currentValue;
+      const text = `Connected: Corvid opened a session${model ? ` with model ${model}` : ""}. Ask away below.`;
+      this.state.items.push({ kind: "notice", text, severity: "info" });
+      this.state.setup = null;
+      log.info(text);
+    } catch (e) {
+      const reason = needsProvider(e, this.lastAuthMethods)
+        ? "No model provider is set yet: pick one above."
+        : inVsCodeTerms(errorText(e).replace(/^Corvid could not start: /, ""), this.builtIn());
+      // The failed start put the welcome back (no provider) or an error notice; the test's
+      // answer goes in the welcome either way.
+      this.state.items = this.state.items.filter((i) => i.kind !== "notice");
+      this.state.setup = { current: await this.describeProvider(), test: { ok: false, text: `The connection failed: ${reason}` } };
+      this.setAgentState("setup");
+      log.warn(`test connection failed: ${errorText(e)}`);
+    }
+    this.post(true);
+  }
+
   async setApiKey(): Promise<void> {
     const key = await vscode.window.showInputBox({ title: "Corvid: API key", prompt: "Stored in VS Code's secret storage (empty removes it)", password: true, ignoreFocusOut: true });
     if (key === undefined) return;
     if (key) await this.context.secrets.store(SECRET_KEY, key);
     else await this.context.secrets.delete(SECRET_KEY);
     this.restartLater("API key changed");
+    if (this.state.setup) {
+      this.state.setup = { current: await this.describeProvider() };
+      this.post(true);
+    }
     void vscode.window.showInformationMessage(key ? "Corvid: API key saved." : "Corvid: API key removed.");
   }
 

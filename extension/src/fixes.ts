@@ -35,3 +35,23 @@ export function fixesFor(message: string, builtIn: boolean): FixAction[] {
 export function knownFix(m: { kind?: unknown; command?: unknown; setting?: unknown }): FixAction | undefined {
   return KNOWN_FIXES.find((f) => f.kind === m.kind && (f.kind === "command" ? f.command === m.command : f.setting === m.setting));
 }
+
+/** Corvid's variables and what they are called in VS Code (longest spellings first). */
+const IN_VSCODE: [RegExp, string][] = [
+  [/\bCORVID_API_KEY \(or (OPENAI|ANTHROPIC)_API_KEY\)/g, "the API key (Corvid: Set API Key)"],
+  [/\b(CORVID|OPENAI|ANTHROPIC|OPENROUTER)_API_KEY\b/g, "the API key (Corvid: Set API Key)"],
+  [/\bCORVID_BASE_URL\b/g, "the corvid.baseUrl setting"],
+  [/\bCORVID_MODEL\b/g, "the corvid.model setting"],
+  [/\bCORVID_PROVIDER=(\w+)/g, "the corvid.provider setting to $1"],
+  [/\bCORVID_PROVIDER\b/g, "the corvid.provider setting"],
+];
+
+/**
+ * An error message as the user fixes it: with the built-in core, the variables Corvid names
+ * become the VS Code setting or command that sets them (the extension passes those to the
+ * core; the user never sets its environment). An external agent's message stays as it is.
+ */
+export function inVsCodeTerms(message: string, builtIn: boolean): string {
+  if (!builtIn) return message;
+  return IN_VSCODE.reduce((m, [re, words]) => m.replace(re, words), message);
+}

@@ -17,7 +17,12 @@ interface Term {
   limit: number;
   exit: TerminalExit | null;
   exited: Promise<TerminalExit>;
+  /** Who watches this command's output as it comes (a VS Code terminal the user opened). */
+  watchers: Set<(e: TerminalEvent) => void>;
 }
+
+/** What a watcher of a command gets: each chunk of output as it arrives, then the exit. */
+export type TerminalEvent = { data: string } | { exit: TerminalExit };
 
 export interface CreateTerminalParams {
   command: string;
@@ -55,9 +60,19 @@ export class TerminalManager {
       limit: p.outputByteLimit ?? 1 << 20,
       exit: null,
       exited: new Promise((r) => (resolveExit = r)),
+      watchers: new Set(),
+    };
+    const tell = (e: TerminalEvent) => {
+      for (const w of term.watchers) {
+        try {
+          w(e);
+        } catch {}
+      }
     };
     const append = (chunk: Buffer) => {
-      term.output += chunk.toString("utf8");
+      const text = chunk.toString("utf8");
+      term.output += text;
+      tell({ data: text });
       if (Buffer.byteLength(term.output) > term.limit) {
         // Keep the tail, cut at a character boundary.
         const buf = Buffer.from(term.output);
@@ -72,9 +87,11 @@ export class TerminalManager {
     child.stderr?.on("data", append);
     child.on("error", (e) => {
       term.output += `${e.message}\n`;
+      tell({ data: `${e.message}\n` });
       if (!term.exit) {
         term.exit = { exitCode: 127, signal: null };
         resolveExit(term.exit);
+        tell({ exit: term.exit });
         this.onChange(id);
       }
     });
@@ -82,6 +99,7 @@ export class TerminalManager {
       if (term.exit) return;
       term.exit = { exitCode: code, signal: signal ?? null };
       resolveExit(term.exit);
+      tell({ exit: term.exit });
       this.onChange(id);
     });
     this.terms.set(id, term);
@@ -103,6 +121,18 @@ export class TerminalManager {
   peek(id: string): { command: string; output: string; exit: TerminalExit | null } | undefined {
     const t = this.terms.get(id);
     return t && { command: t.command, output: t.output, exit: t.exit };
+  }
+
+  /**
+   * Calls `fn` with every later chunk of the command's output and with its exit; returns the
+   * way to stop. Watching is display only: it never holds the process, and the agent's
+   * kill/release work the same with or without watchers. Undefined for an unknown terminal.
+   */
+  watch(id: string, fn: (e: TerminalEvent) => void): (() => void) | undefined {
+    const t = this.terms.get(id);
+    if (!t) return undefined;
+    t.watchers.add(fn);
+    return () => t.watchers.delete(fn);
   }
 
   waitForExit(id: string): Promise<TerminalExit> {

@@ -12,6 +12,8 @@ export interface AgentSettings {
   model?: string;
   apiKey?: string;
   logLevel?: string;
+  /** The built-in core's config file (`corvid.models` written into a copy of Corvid's own). */
+  configFile?: string;
 }
 
 export interface Transport {

@@ -2,6 +2,10 @@
 // the webview draws. No `vscode` import, so it is unit-tested directly.
 import type { FixAction } from "./fixes";
 import { chipOfBlock, type Chip, type PromptCaps } from "./context";
+import { tailLines, type ExitStatus } from "./commandOutput";
+
+/** Lines of a command's output its card shows (the tail; the whole is one click away, in a terminal). */
+export const TAIL_LINES = 12;
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
 
@@ -15,8 +19,18 @@ export type ToolContent =
   | { type: "text"; text: string }
   | DiffContent
   // `stored`: the output the agent put in the call's `rawOutput` (Corvid does), for a replayed
-  // card whose terminal belonged to an earlier extension host.
-  | { type: "terminal"; terminalId: string; output?: string; exited?: boolean; stored?: string };
+  // card whose terminal belonged to an earlier extension host; `storedExit` its exit code.
+  // `output` is what the card shows: the last TAIL_LINES lines, `hidden` the lines before them.
+  | {
+      type: "terminal";
+      terminalId: string;
+      output?: string;
+      hidden?: number;
+      exited?: boolean;
+      exit?: ExitStatus | null;
+      stored?: string;
+      storedExit?: ExitStatus | null;
+    };
 
 export interface PermissionOption {
   optionId: string;
@@ -73,6 +87,14 @@ export interface ConfigSelect {
   options: { value: string; name: string }[];
 }
 
+/** The first-run welcome (no model provider configured), with the last connection test. */
+export interface SetupView {
+  /** The provider VS Code's settings name now, in words. */
+  current: string;
+  testing?: boolean;
+  test?: { ok: boolean; text: string };
+}
+
 export interface ViewState {
   sessionId: string | null;
   agentState: string;
@@ -86,10 +108,12 @@ export interface ViewState {
   lastStop: string | null;
   /** What the agent accepts in a prompt (images, embedded context); set by the host. */
   promptCaps?: PromptCaps;
+  /** Set while no model provider is configured: the view shows the welcome, not the chat. */
+  setup: SetupView | null;
 }
 
 export function initialState(): ViewState {
-  return { sessionId: null, agentState: "starting", busy: false, items: [], plan: [], commands: [], config: [], usage: null, title: null, lastStop: null };
+  return { sessionId: null, agentState: "starting", busy: false, items: [], plan: [], commands: [], config: [], usage: null, title: null, lastStop: null, setup: null };
 }
 
 function textOf(content: any): string {
@@ -192,7 +216,11 @@ export function applyUpdate(state: ViewState, u: any): ViewState {
       if (u.content != null) item.content = toolContent(u.content);
       if (u.locations != null) item.locations = u.locations.map((l: any) => l.path);
       if (typeof u.rawOutput?.output === "string")
-        for (const c of item.content) if (c.type === "terminal") c.stored = u.rawOutput.output;
+        for (const c of item.content)
+          if (c.type === "terminal") {
+            c.stored = u.rawOutput.output;
+            if (typeof u.rawOutput.exitCode === "number" || u.rawOutput.exitCode === null) c.storedExit = { exitCode: u.rawOutput.exitCode, signal: null };
+          }
       break;
     }
     case "plan": {
@@ -315,20 +343,24 @@ export function findProposedDiff(state: ViewState, requestId: number, index = 0)
   return p?.diffs?.[index];
 }
 
-/** Fills the captured output into terminal content blocks (for the webview). */
-export function withTerminalOutput(state: ViewState, peek: (id: string) => { output: string; exit: unknown } | undefined): ViewState {
+/**
+ * Fills each command card's output from the host's terminals (`peek`), else from what the agent
+ * stored in the call (a replay): the tail the card shows, the count of lines above it, and the
+ * exit status once the command ended. Only the tail goes to the webview, however long the output.
+ */
+export function withTerminalOutput(state: ViewState, peek: (id: string) => { output: string; exit: ExitStatus | null } | undefined): ViewState {
   for (const i of state.items) {
     if (i.kind !== "tool") continue;
     for (const c of i.content) {
       if (c.type !== "terminal") continue;
       const t = peek(c.terminalId);
-      if (t) {
-        c.output = t.output;
-        c.exited = t.exit != null;
-      } else if (c.output === undefined && c.stored !== undefined) {
-        c.output = c.stored;
-        c.exited = true;
-      }
+      const full = t ? t.output : c.stored;
+      if (full === undefined) continue;
+      const tail = tailLines(full, TAIL_LINES);
+      c.output = tail.text;
+      c.hidden = tail.hidden;
+      c.exited = t ? t.exit != null : true;
+      c.exit = t ? t.exit : (c.storedExit ?? null);
     }
   }
   return state;

@@ -3,6 +3,8 @@
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { renderDiff } from "../lineDiff";
 import { composerContext } from "./composerContext";
+import { exitText } from "../commandOutput";
+import { PRESETS, type ProviderChoice } from "../providers";
 import { checkpointText, filterSessions, lastPrompt, permissionSummary, stopText, type DiffContent, type Item, type PastSession, type ViewState } from "../viewModel";
 
 declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
@@ -117,13 +119,21 @@ function renderItem(item: Item, index: number): string {
     case "tool": {
       if (item.folded && item.status !== "failed") return `<div class="tool folded" hidden></div>`;
       let diffIndex = 0;
+      let termIndex = 0;
       const body = item.content
         .map((c) => {
           if (c.type === "text") return c.text ? `<pre class="out">${esc(c.text)}</pre>` : "";
-          if (c.type === "terminal")
-            return c.output === undefined
-              ? `<pre class="out terminal note">No output was kept for this command (it ran in an earlier window).</pre>`
-              : `<pre class="out terminal">${esc(c.output)}${c.exited === false ? "<span class=\"cursor\">▍</span>" : ""}</pre>`;
+          if (c.type === "terminal") {
+            const t = termIndex++;
+            if (c.output === undefined) return `<pre class="out terminal note">No output was kept for this command (it ran in an earlier window).</pre>`;
+            // The card follows the tail; the whole output is in the command's VS Code terminal.
+            const more = c.hidden ? `<div class="tmore">… ${c.hidden} earlier line${c.hidden === 1 ? "" : "s"}</div>` : "";
+            const exit = c.exited ? exitText(c.exit) || "ended" : "running";
+            const failed = c.exited && c.exit != null && c.exit.exitCode !== 0;
+            return `<div class="cmd-output" data-terminal="${t}">${more}<pre class="out terminal${c.exited ? "" : " live"}">${esc(c.output)}${c.exited === false ? "<span class=\"cursor\">▍</span>" : ""}</pre>
+              <div class="tfoot"><span class="texit${failed ? " failed" : ""}">${esc(exit)}</span>
+              <button class="open-terminal secondary" data-tool="${esc(item.id)}" data-terminal="${t}" aria-label="Open the output of ${esc(item.title)} in a terminal">Open in Terminal</button></div></div>`;
+          }
           const i = diffIndex++;
           const oldLines = c.oldText == null ? 0 : c.oldText.split("\n").length;
           const newLines = c.newText.split("\n").length;
@@ -143,6 +153,38 @@ function renderItem(item: Item, index: number): string {
       return `<div class="tool ${esc(item.status)}" data-tool-id="${esc(item.id)}"><div class="theader">${header}</div>${body}</div>`;
     }
   }
+}
+
+/**
+ * The first-run welcome, while no model provider is configured: the provider choices, Set API
+ * Key and Test connection (the host does each; this only draws and asks).
+ */
+function renderWelcome(s: ViewState): void {
+  let box = document.getElementById("welcome");
+  if (!s.setup) {
+    box?.remove();
+    return;
+  }
+  const choices = (Object.keys(PRESETS) as ProviderChoice[])
+    .map((k) => `<button class="setup-provider secondary" data-choice="${k}">${esc(PRESETS[k].label)}</button>`)
+    .join("");
+  const test = s.setup.testing
+    ? `<div class="setup-test" role="status">Testing the connection…</div>`
+    : s.setup.test
+      ? `<div class="setup-test ${s.setup.test.ok ? "ok" : "failed"}" role="status">${esc(s.setup.test.text)}</div>`
+      : "";
+  const html = `<div id="welcome" class="welcome" role="region" aria-label="Set up Corvid">
+    <div class="welcome-title">Welcome to Corvid</div>
+    <p>Corvid needs a model provider. Pick one; it is saved in VS Code's settings (corvid.provider, corvid.baseUrl, corvid.model).</p>
+    <div class="setup-choices" role="group" aria-label="Model provider">${choices}</div>
+    <p class="setup-now">Now: ${esc(s.setup.current)}</p>
+    <div class="setup-actions"><button class="setup-key secondary">Set API Key</button><button class="setup-test-button"${s.setup.testing ? " disabled" : ""}>Test connection</button></div>
+    ${test}</div>`;
+  if (!box) {
+    transcript.insertAdjacentHTML("afterbegin", html);
+    return;
+  }
+  patch(box, html);
 }
 
 /** What is drawn for each item: its data as last drawn and its element (index = item index). */
@@ -203,9 +245,10 @@ function renderTranscript(s: ViewState): void {
     autoTop = 0;
   }
   if (follow && transcript.scrollTop < autoTop - 5) follow = false;
+  renderWelcome(s);
   const empty = transcript.querySelector(":scope > .empty");
-  if (s.items.length && empty) empty.remove();
-  if (!s.items.length && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
+  if ((s.items.length || s.setup) && empty) empty.remove();
+  if (!s.items.length && !s.setup && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
   s.items.forEach((item, i) => {
     const sig = JSON.stringify(item);
     const d = drawn[i];
@@ -218,6 +261,8 @@ function renderTranscript(s: ViewState): void {
       drawn[i] = { sig, el };
     }
   });
+  // A running command's card shows its newest lines.
+  transcript.querySelectorAll<HTMLElement>("pre.out.terminal.live").forEach((pre) => (pre.scrollTop = pre.scrollHeight));
   if (follow) {
     transcript.scrollTop = transcript.scrollHeight;
     autoTop = transcript.scrollTop;
@@ -432,6 +477,12 @@ transcript.addEventListener("click", (e) => {
     if (i >= 0) drawn[i].sig = "";
     render();
   }
+  const openTerminal = t.closest<HTMLElement>("button.open-terminal");
+  if (openTerminal) vscode.postMessage({ type: "openTerminal", toolCallId: openTerminal.dataset.tool, index: Number(openTerminal.dataset.terminal) });
+  const provider = t.closest<HTMLElement>("button.setup-provider");
+  if (provider) vscode.postMessage({ type: "setupProvider", choice: provider.dataset.choice });
+  if (t.closest("button.setup-key")) vscode.postMessage({ type: "setupKey" });
+  if (t.closest("button.setup-test-button")) vscode.postMessage({ type: "testConnection" });
   const diff = t.closest<HTMLElement>("button.open-diff");
   if (diff) vscode.postMessage({ type: "openDiff", toolCallId: diff.dataset.tool, index: Number(diff.dataset.diff) });
   const fix = t.closest<HTMLElement>("button.fix");

@@ -1,7 +1,8 @@
 // End-to-end: the packaged VSIX installed into a real VS Code (code-server 4.100.3) driven by
 // headless Chromium through playwright-core, against the scripted fake model server.
 //   node test/e2e/e2e.cjs <code-server-dir> <extension.vsix> <screenshot.png>
-// Checks: install, activation (status bar), the chat's accessibility (log region, labelled
+// Checks: install, activation with no provider configured (the first-run welcome: a provider
+// choice written to settings, Set API Key, Test connection), the chat's accessibility (log region, labelled
 // input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
@@ -15,9 +16,12 @@
 // model, the current file's chip removed and not sent, Add Selection to Chat adding a chip
 // without sending, pasted and dropped images reaching the model, one over 5 MB refused), read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
-// write beside the workspace, an edit of an existing file left unsaved), Set API Key reaching the model but not settings.json, the history list loading a
+// write beside the workspace, an edit of an existing file left unsaved), the view at a 170 px
+// sidebar (nothing sticks out, "Working…" whole), Open in Terminal on a running command (live
+// output in a VS Code terminal, closing it does not stop the command, the exit code), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
-// 401 naming CORVID_API_KEY offering Set API Key, the history's search, rename and delete, a
+// 401 in VS Code's terms offering Set API Key, the history's search, rename and delete,
+// corvid.models from the Settings editor in the model picker without a reload, a
 // window reload bringing the open chat back, Show Logs, a broken
 // `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
 // stdio running a turn, and a missing addon shown as an error notification. code-server and
@@ -91,9 +95,11 @@ async function main() {
       "extensions.autoUpdate": false,
       "workbench.colorTheme": "Default Dark Modern",
       "files.autoSave": "off",
-      "corvid.baseUrl": `${fake.url.replace(/\/v1\/?$/, "")}/v1`,
-      "corvid.model": "fake-model",
+      // The DOM renderer: a command's terminal is text the test can read.
+      "terminal.integrated.gpuAcceleration": "off",
+      // No provider: the first run shows the welcome, which sets corvid.baseUrl and corvid.model.
   };
+  const fakeBase = `${fake.url.replace(/\/v1\/?$/, "")}/v1`;
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings));
   const config = path.join(W, "corvid.toml");
   // Two models, so the model picker has a choice; the fake model takes images (a pasted image
@@ -112,7 +118,9 @@ async function main() {
 
   // 2. code-server on loopback; the API key comes from the environment (tests only).
   const port = await freePort();
-  const env = { ...csEnv, CORVID_API_KEY: "test-key", CORVID_CONFIG: config, CORVID_DATA_DIR: path.join(W, "corvid-data") };
+  // No provider in the environment either (the welcome sets one up; the key goes to secret storage).
+  const env = { ...csEnv, CORVID_CONFIG: config, CORVID_DATA_DIR: path.join(W, "corvid-data") };
+  for (const v of ["CORVID_API_KEY", "CORVID_BASE_URL", "CORVID_MODEL", "CORVID_PROVIDER", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]) delete env[v];
   const cs = spawn(
     process.execPath,
     [entry, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ...base, work],
@@ -166,15 +174,49 @@ async function main() {
       await page.keyboard.press("Enter");
     };
 
-    // 3. Activation: opening the view from the activity bar activates the extension; the
-    // status bar shows the agent ready.
+    // 3. Activation: opening the view from the activity bar activates the extension. No
+    // provider is configured (no settings, no CORVID_* variables, no Ollama): the view shows
+    // the first-run welcome, not an error.
     await page.locator(".activitybar .action-item a[aria-label^='Corvid']").first().click({ timeout: 30000 });
     await page.locator(".statusbar-item", { hasText: "Corvid:" }).first().waitFor({ timeout: 60000 });
-    await palette("Corvid: New Chat");
-    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
-    say("activated; agent ready");
     const view = page.frameLocator("iframe.webview.ready").first().frameLocator("#active-frame");
     const promptBox = view.locator("textarea#prompt");
+    const welcome = view.getByRole("region", { name: "Set up Corvid" });
+    await welcome.waitFor({ timeout: 60000 });
+    await page.locator(".statusbar-item", { hasText: "Corvid: setup" }).first().waitFor({ timeout: 10000 });
+    const choices = await welcome.locator("button.setup-provider").allInnerTexts();
+    if (choices.join("|") !== "OpenAI-compatible URL|OpenRouter|Anthropic|Local Ollama") throw new Error(`the welcome offers ${choices}`);
+    if ((await page.locator(".notifications-toasts .notification-toast", { hasText: "Corvid" }).count()) !== 0) throw new Error("a missing provider raised a notification");
+    if ((await welcome.innerText()).includes("CORVID_")) throw new Error(`the welcome names environment variables: ${await welcome.innerText()}`);
+    // Test connection before anything is set says so in plain words.
+    await welcome.getByRole("button", { name: "Test connection" }).click();
+    await welcome.locator(".setup-test.failed", { hasText: "No model provider is set yet" }).waitFor({ timeout: 30000 });
+    // OpenAI-compatible at the fake model's URL (a bad URL is refused first), model fake-model.
+    const quickInput = ".quick-input-widget:not([style*='display: none']) input";
+    await welcome.getByRole("button", { name: "OpenAI-compatible URL" }).click();
+    await page.waitForSelector(quickInput, { timeout: 20000 });
+    await page.keyboard.type("not a url");
+    await page.locator(".quick-input-widget .quick-input-message", { hasText: "Not a URL" }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type(fakeBase);
+    await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "model" }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.type("fake-model");
+    await page.keyboard.press("Enter");
+    await welcome.locator(".setup-now", { hasText: `OpenAI-compatible at ${fakeBase}, model fake-model; API key not set.` }).waitFor({ timeout: 20000 });
+    const written = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+    if (written["corvid.baseUrl"] !== fakeBase || written["corvid.model"] !== "fake-model" || written["corvid.provider"] !== "openai") throw new Error(`the welcome wrote ${JSON.stringify(written)}`);
+    await page.locator(".notifications-toasts .notification-toast", { hasText: "needs an API key" }).first().waitFor({ timeout: 20000 });
+    await welcome.getByRole("button", { name: "Set API Key" }).click();
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input[type='password']", { timeout: 20000 });
+    await page.keyboard.type("test-key");
+    await page.keyboard.press("Enter");
+    await welcome.locator(".setup-now", { hasText: "API key set." }).waitFor({ timeout: 20000 });
+    await welcome.getByRole("button", { name: "Test connection" }).click();
+    await view.locator(".notice.info", { hasText: "Connected: Corvid opened a session with model fake-model" }).waitFor({ timeout: 60000 });
+    await welcome.waitFor({ state: "detached", timeout: 10000 });
+    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
+    say("welcome: no provider → OpenAI-compatible URL, model, API key set, Test connection connected");
     await promptBox.waitFor({ timeout: 30000 });
     // Accessibility: the transcript is a log region, the input is labelled.
     if ((await view.getByRole("log", { name: "Conversation" }).count()) !== 1) throw new Error("the transcript is not a labelled log region");
@@ -606,6 +648,56 @@ async function main() {
     await allowCommand.waitFor({ timeout: 30000 });
     const askedFor = await view.locator(".permission:not(.answered) .ptitle").innerText();
     if (!askedFor.includes("cat hello.txt")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
+    // 10a. At VS Code's narrowest sidebar (170 px), with "Working…", a pending permission, and
+    // cards with Open diff on screen: nothing sticks out of the view and the status is whole.
+    const sidebar = page.locator(".part.sidebar");
+    const dragSidebarTo = async (width) => {
+      const box = await sidebar.boundingBox();
+      const y = box.y + box.height / 2;
+      await page.mouse.move(box.x + box.width, y);
+      await page.mouse.down();
+      await page.mouse.move(box.x + (box.width + width) / 2, y, { steps: 5 });
+      await page.mouse.move(box.x + width, y, { steps: 5 });
+      await page.mouse.up();
+      return box.width;
+    };
+    const wideWidth = await dragSidebarTo(170);
+    const viewWidth = () => view.locator("body").evaluate(() => document.documentElement.clientWidth);
+    for (let i = 0; (await viewWidth()) > 200; i++) {
+      if (i > 40) throw new Error(`the sidebar did not get narrow: the view is ${await viewWidth()} px wide`);
+      await page.waitForTimeout(250);
+    }
+    await page.waitForTimeout(300);
+    const narrow = await view.locator("body").evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const out = [...document.querySelectorAll("button")]
+        .filter((b) => b.offsetParent !== null && !b.closest("[hidden]"))
+        .map((b) => ({ name: b.textContent.trim() || b.getAttribute("aria-label"), right: b.getBoundingClientRect().right, left: b.getBoundingClientRect().left }))
+        .filter((b) => b.right > width + 0.5 || b.left < -0.5);
+      const status = document.getElementById("status");
+      const t = document.getElementById("transcript");
+      return {
+        width,
+        out,
+        status: status.textContent,
+        statusClipped: status.scrollWidth > status.clientWidth || status.getBoundingClientRect().right > width + 0.5,
+        transcriptOverflow: t.scrollWidth - t.clientWidth,
+        documentOverflow: document.documentElement.scrollWidth - width,
+        openDiffs: document.querySelectorAll("button.open-diff").length,
+        permissionButtons: document.querySelectorAll(".permission:not(.answered) button.perm").length,
+      };
+    });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-narrow.png") });
+    if (narrow.out.length) throw new Error(`at ${narrow.width} px these buttons stick out of the view: ${JSON.stringify(narrow.out)}`);
+    if (narrow.status !== "Working…" || narrow.statusClipped) throw new Error(`the status at ${narrow.width} px: ${JSON.stringify(narrow.status)}, clipped: ${narrow.statusClipped}`);
+    if (narrow.transcriptOverflow > 0 || narrow.documentOverflow > 0) throw new Error(`the view scrolls sideways at ${narrow.width} px: ${JSON.stringify(narrow)}`);
+    if (narrow.openDiffs < 1 || narrow.permissionButtons < 2) throw new Error(`the narrow check needs Open diff and a pending permission on screen: ${JSON.stringify(narrow)}`);
+    await dragSidebarTo(wideWidth);
+    for (let i = 0; (await viewWidth()) < wideWidth - 60; i++) {
+      if (i > 40) throw new Error(`the sidebar did not get wide again: ${await viewWidth()} px`);
+      await page.waitForTimeout(250);
+    }
+    say(`narrow: at ${narrow.width} px every button (${narrow.permissionButtons} permission, ${narrow.openDiffs} Open diff) inside the view, "Working…" whole`);
     await allowCommand.click();
     await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
     await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 10000 });
@@ -680,6 +772,41 @@ async function main() {
     await editorText.filter({ hasText: "Hello from Corvid" }).waitFor({ timeout: 10000 });
     say("Undo this turn: hello.txt restored, notes/todo.md removed");
 
+    // 10c. Open in Terminal: a running command's card follows its output and opens it in a
+    // VS Code terminal, which streams the rest and ends with the exit code; closing that
+    // terminal does not stop the command. The command waits for a file the test creates.
+    const flag = path.join(work, "go.flag");
+    fake.script("E2E-TERM", {
+      steps: [
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo term-started; while [ ! -f go.flag ]; do sleep 0.2; done; echo term-finished; exit 3" } }] },
+        { chunks: [{ content: "The command ended." }] },
+      ],
+    });
+    await promptBox.fill("E2E-TERM: run a command that waits");
+    await promptBox.press("Enter");
+    await allowCommand.waitFor({ timeout: 30000 });
+    await allowCommand.click();
+    const termCard = view.locator(".tool", { has: view.locator("pre.out.terminal", { hasText: "term-started" }) }).last();
+    await termCard.locator("pre.out.terminal.live").waitFor({ timeout: 30000 });
+    await termCard.locator(".texit", { hasText: "running" }).waitFor({ timeout: 5000 });
+    const openTerminal = termCard.getByRole("button", { name: /^Open the output of/ });
+    const xterm = page.locator(".part.panel .xterm-rows");
+    await openTerminal.click();
+    await xterm.filter({ hasText: "term-started" }).first().waitFor({ timeout: 30000 });
+    await palette("Terminal: Kill the Active Terminal Instance");
+    await xterm.filter({ hasText: "term-started" }).first().waitFor({ state: "detached", timeout: 20000 });
+    await page.waitForTimeout(500);
+    if ((await termCard.locator(".texit").innerText()) !== "running") throw new Error(`closing the terminal ended the command: ${await termCard.locator(".texit").innerText()}`);
+    await openTerminal.click();
+    await xterm.filter({ hasText: "term-started" }).first().waitFor({ timeout: 30000 });
+    fs.writeFileSync(flag, "");
+    await xterm.filter({ hasText: "term-finished" }).filter({ hasText: "exit code 3" }).first().waitFor({ timeout: 30000 });
+    await termCard.locator(".texit.failed", { hasText: "exit code 3" }).waitFor({ timeout: 20000 });
+    await view.locator(".msg.agent", { hasText: "The command ended." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    fs.rmSync(flag, { force: true });
+    say("Open in Terminal: live output streamed into a VS Code terminal; closing it left the command running; exit code 3 on the card and in the terminal");
+
     // 11. Set API Key: the key goes to secret storage, the restarted agent sends it to the
     // model, and it is not in settings.json.
     const KEY = "sk-e2e-secret-4f2a";
@@ -720,6 +847,9 @@ async function main() {
     await view.locator(".msg.user", { hasText: "E2E-WRITE: create hello.txt with a greeting" }).waitFor({ timeout: 30000 });
     await view.locator(".msg.agent strong", { hasText: "hello.txt" }).first().waitFor({ timeout: 30000 });
     await view.locator(".msg.agent", { hasText: "Edited hello.txt and ran the command." }).waitFor({ timeout: 30000 });
+    const replayedCommand = view.locator(".tool", { has: view.locator("pre.out.terminal", { hasText: "corvid-terminal-ok" }) }).last();
+    await replayedCommand.locator(".texit", { hasText: /^exit code \d+$/ }).waitFor({ timeout: 20000 });
+    await replayedCommand.getByRole("button", { name: /^Open the output of/ }).waitFor({ timeout: 5000 });
     if (await view.locator("#history").isVisible()) throw new Error("the history list should close after a pick");
     const loaded = await view.locator("body").getAttribute("data-session");
     say(`history: loaded ${loaded}; earlier messages rendered`);
@@ -758,8 +888,11 @@ async function main() {
     fake.script("E2E-AUTH", { status: 401 });
     await promptBox.fill("E2E-AUTH: are you there?");
     await promptBox.press("Enter");
-    const authNotice = view.locator(".notice.error", { hasText: "CORVID_API_KEY" });
+    const authNotice = view.locator(".notice.error", { hasText: "401" }).last();
     await authNotice.waitFor({ timeout: 30000 });
+    // In VS Code's terms: the command that sets the key, not the variable the core names.
+    const authText = await authNotice.innerText();
+    if (authText.includes("CORVID_") || !authText.includes("the API key (Corvid: Set API Key)")) throw new Error(`the 401 notice: ${authText}`);
     const fixButtons = await authNotice.locator("button.fix").allInnerTexts();
     if (fixButtons.join("|") !== "Set API Key") throw new Error(`the 401's actions: ${fixButtons}`);
     await authNotice.getByRole("button", { name: "Set API Key" }).click();
@@ -770,7 +903,7 @@ async function main() {
     await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 30000 });
     if ((await view.locator(".msg.user", { hasText: "E2E-AUTH: are you there?" }).count()) !== 2) throw new Error("Retry after the failed turn did not send the prompt again");
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
-    say("an error naming CORVID_API_KEY offered Set API Key (it opened the key's input); Retry after it worked");
+    say("a 401 named the API key in VS Code's terms and offered Set API Key (it opened the key's input); Retry after it worked");
 
     // 13d. The history list: search by title, rename (session/set_title), delete (session/delete).
     await viewAction("Open Past Chat").click();
@@ -800,6 +933,27 @@ async function main() {
     if ((await rows.count()) !== allRows - 1) throw new Error(`after the delete: ${await rows.allInnerTexts()}`);
     await view.locator("#history-close").click();
     say("history: search filters by title, Rename and Delete reach the agent");
+
+    // 13e. corvid.models, added in the Settings editor: the model picker offers the new list
+    // without a reload (the core restarts and the open chat is loaded again, same session).
+    const chatBefore = await view.locator("body").getAttribute("data-session");
+    await palette("Preferences: Open Settings (UI)");
+    await page.locator(".settings-editor").first().waitFor({ timeout: 20000 });
+    await page.waitForTimeout(500);
+    await page.keyboard.type("corvid.models");
+    const modelsSetting = page.locator(".settings-editor .setting-item-contents", { hasText: "model picker" }).first();
+    await modelsSetting.getByRole("button", { name: "Add Item" }).click({ timeout: 20000 });
+    await page.waitForTimeout(300);
+    await page.keyboard.type("fake-model-3");
+    await page.keyboard.press("Enter");
+    await view.locator("select[data-config='model'] option[value='fake-model-3']").waitFor({ state: "attached", timeout: 60000 });
+    // The list is the setting's (plus corvid.model), not the config file's any more.
+    if ((await view.locator("select[data-config='model'] option[value='fake-model-2']").count()) !== 0) throw new Error("the model picker kept the config file's list");
+    await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 30000 });
+    if ((await view.locator("body").getAttribute("data-session")) !== chatBefore) throw new Error("applying corvid.models opened another chat");
+    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 30000 });
+    await palette("View: Close All Editors");
+    say("corvid.models: the model picker shows the list set in Settings without a reload, same chat");
 
     // 14. Show Logs opens the "Corvid" log channel in the Output panel.
     await palette("Corvid: Show Logs");

@@ -1,7 +1,7 @@
 // The provider errors that name environment variables, mapped to what to do in VS Code.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fixesFor, knownFix } from "../../src/fixes";
+import { fixesFor, inVsCodeTerms, knownFix } from "../../src/fixes";
 
 // The core's own messages (core/src/provider/request.rs, error.rs; core/src/config/mod.rs).
 const UNAUTHORIZED = "model provider returned 401 Unauthorized: fake error 401: check CORVID_API_KEY (or OPENAI_API_KEY)";
@@ -38,4 +38,19 @@ test("knownFix accepts only the actions fixesFor offers", () => {
   assert.equal(knownFix({ kind: "command", command: "workbench.action.terminal.sendSequence" }), undefined);
   assert.equal(knownFix({ kind: "setting", setting: "corvid.agent.command" }), undefined);
   assert.equal(knownFix({ kind: "setting", command: "corvid.setApiKey" }), undefined);
+});
+
+test("with the built-in core, messages name VS Code's settings and commands, not variables", () => {
+  assert.equal(
+    inVsCodeTerms("401 Unauthorized: set CORVID_API_KEY (or OPENAI_API_KEY)", true),
+    "401 Unauthorized: set the API key (Corvid: Set API Key)",
+  );
+  assert.equal(
+    inVsCodeTerms("check CORVID_MODEL (`gpt-x`) and CORVID_BASE_URL (http://x/v1)", true),
+    "check the corvid.model setting (`gpt-x`) and the corvid.baseUrl setting (http://x/v1)",
+  );
+  assert.equal(inVsCodeTerms("set CORVID_PROVIDER=anthropic and ANTHROPIC_API_KEY", true), "set the corvid.provider setting to anthropic and the API key (Corvid: Set API Key)");
+  // Look-alikes stay; an external agent's message stays as it is.
+  assert.equal(inVsCodeTerms("MY_CORVID_MODELS", true), "MY_CORVID_MODELS");
+  assert.equal(inVsCodeTerms("set CORVID_API_KEY", false), "set CORVID_API_KEY");
 });

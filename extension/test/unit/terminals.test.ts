@@ -127,3 +127,34 @@ test("kill stops the launcher, and it takes what the command setsid'd with it", 
   assert.deepEqual(await tm.waitForExit(id), { exitCode: 143, signal: null });
   await until("nothing of the command to be left", () => running(`sleep ${tag}`).length === 0, 3000);
 });
+
+test("a watcher gets each later chunk and the exit; stopping it or having one never holds the command", async () => {
+  const tm = new TerminalManager();
+  const id = tm.create({ command: "echo first; read line; echo second; exit 4" });
+  await until("the first line", () => tm.output(id).output.includes("first"));
+  const seen: string[] = [];
+  const stop = tm.watch(id, (e) => seen.push("data" in e ? e.data : `exit ${e.exit.exitCode}`))!;
+  // The process waits on stdin; a watcher (the user's open terminal) does not change that,
+  // and the agent's kill still ends it.
+  tm.kill(id);
+  assert.deepEqual(await tm.waitForExit(id), { exitCode: null, signal: "SIGTERM" });
+  assert.deepEqual(seen, ["exit null"]);
+  stop();
+  assert.equal(tm.watch("term-unknown", () => {}), undefined);
+  // Stopped watchers hear nothing more; a watcher that throws does not stop the capture.
+  const id2 = tm.create({ command: "sleep 0.3; echo late" });
+  const unheard: string[] = [];
+  tm.watch(id2, (e) => unheard.push(JSON.stringify(e)))!();
+  tm.watch(id2, () => {
+    throw new Error("a broken watcher");
+  });
+  const heard: string[] = [];
+  tm.watch(id2, (e) => heard.push("data" in e ? e.data : `exit ${e.exit.exitCode}`));
+  await tm.waitForExit(id2);
+  assert.deepEqual(unheard, []);
+  assert.deepEqual(heard, ["late\n", "exit 0"]);
+  assert.equal(tm.output(id2).output, "late\n");
+  // Released (what the agent does after the call), the output stays for display.
+  tm.release(id2);
+  assert.equal(tm.peek(id2)?.output, "late\n");
+});

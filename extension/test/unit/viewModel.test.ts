@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, filterSessions, lastPrompt, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, withTerminalOutput } from "../../src/viewModel";
+import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, filterSessions, lastPrompt, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, TAIL_LINES, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -35,8 +35,25 @@ test("tool call lifecycle: created, updated with status and a diff, findDiff", (
 test("terminal content gets the captured output", () => {
   const s = initialState();
   applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t", title: "run", content: [{ type: "terminal", terminalId: "term-1" }] });
-  withTerminalOutput(s, (id) => (id === "term-1" ? { output: "hi\n", exit: { exitCode: 0 } } : undefined));
-  assert.deepEqual((s.items[0] as any).content[0], { type: "terminal", terminalId: "term-1", output: "hi\n", exited: true });
+  withTerminalOutput(s, (id) => (id === "term-1" ? { output: "hi\n", exit: { exitCode: 0, signal: null } } : undefined));
+  assert.deepEqual((s.items[0] as any).content[0], { type: "terminal", terminalId: "term-1", output: "hi\n", hidden: 0, exited: true, exit: { exitCode: 0, signal: null } });
+});
+
+test("a command card gets only the tail of a long output, live, and the exit status once it ended", () => {
+  const s = initialState();
+  applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t", title: "run", content: [{ type: "terminal", terminalId: "term-1" }] });
+  const lines = Array.from({ length: TAIL_LINES + 5 }, (_, i) => `line${i + 1}`).join("\n") + "\n";
+  withTerminalOutput(s, () => ({ output: lines, exit: null }));
+  const c = (s.items[0] as any).content[0];
+  assert.equal(c.hidden, 5);
+  assert.equal(c.output.split("\n")[0], "line6");
+  assert.ok(c.output.endsWith(`line${TAIL_LINES + 5}\n`));
+  assert.equal(c.exited, false);
+  assert.equal(c.exit, null);
+  withTerminalOutput(s, () => ({ output: lines + "done\n", exit: { exitCode: 3, signal: null } }));
+  assert.equal(c.hidden, 6);
+  assert.ok(c.output.endsWith("done\n"));
+  assert.deepEqual(c.exit, { exitCode: 3, signal: null });
 });
 
 test("permission requests carry every option and record the answer", () => {
@@ -102,9 +119,18 @@ test("a replayed command card shows the output stored with the call when its ter
   applyUpdate(s, { sessionUpdate: "tool_call", toolCallId: "t", title: "run", content: [{ type: "terminal", terminalId: "term-old-1" }] });
   applyUpdate(s, { sessionUpdate: "tool_call_update", toolCallId: "t", status: "completed", rawOutput: { exitCode: 0, output: "stored\n" } });
   withTerminalOutput(s, () => undefined);
-  assert.deepEqual((s.items[0] as any).content[0], { type: "terminal", terminalId: "term-old-1", output: "stored\n", exited: true, stored: "stored\n" });
+  assert.deepEqual((s.items[0] as any).content[0], {
+    type: "terminal",
+    terminalId: "term-old-1",
+    output: "stored\n",
+    hidden: 0,
+    exited: true,
+    exit: { exitCode: 0, signal: null },
+    stored: "stored\n",
+    storedExit: { exitCode: 0, signal: null },
+  });
   // A live terminal wins over what was stored.
-  withTerminalOutput(s, () => ({ output: "live\n", exit: { exitCode: 0 } }));
+  withTerminalOutput(s, () => ({ output: "live\n", exit: { exitCode: 0, signal: null } }));
   assert.equal((s.items[0] as any).content[0].output, "live\n");
 });
 
