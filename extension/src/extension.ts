@@ -12,6 +12,7 @@ import { chipsOf, contextBlocks, promptCapsOf, type Attachment, type Chip, type 
 import { editorChips, mentionItems, mimeOf, resolveAttachments, selectionAttachment } from "./editorContext";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { fixesFor, inVsCodeTerms, knownFix } from "./fixes";
+import { followUpText, reviewAnswer, validRejections } from "./hunkReview";
 import { CommandTerminals } from "./commandTerminals";
 import { withModels } from "./coreConfig";
 import { checkBaseUrl, describeSettings, isProviderChoice, needsProvider, PRESETS, settingsFor, type ProviderChoice } from "./providers";
@@ -128,6 +129,11 @@ class Chat implements vscode.WebviewViewProvider {
   /** Attachments for the message being written that came before the webview was ready (Add Selection to Chat). */
   private pendingAttachments: Attachment[] = [];
   private editorTimer: NodeJS.Timeout | null = null;
+  /**
+   * Prompts to send for the user when the running turn ends: the rejected hunks of an edit
+   * approved in part (`hunkReview.ts`). Never sent into the running turn.
+   */
+  private followUps: { sessionId: string; text: string }[] = [];
   /** The auth methods of the last `initialize` (they say whether a provider is missing). */
   private lastAuthMethods: { name?: string }[] = [];
 
@@ -193,16 +199,9 @@ class Chat implements vscode.WebviewViewProvider {
       case "stop":
         await this.stop();
         break;
-      case "permission": {
-        const resolve = this.permissions.get(m.requestId);
-        if (resolve) {
-          this.permissions.delete(m.requestId);
-          resolvePermission(this.state, m.requestId, m.optionId);
-          resolve(m.optionId);
-          this.post();
-        }
+      case "permission":
+        this.answerPermission(Number(m.requestId), String(m.optionId), m.rejectedHunks);
         break;
-      }
       case "openDiff":
         await this.openDiff(m.toolCallId, m.index ?? 0);
         break;
@@ -517,7 +516,45 @@ class Chat implements vscode.WebviewViewProvider {
     await this.prompt(text, { blocks, chips: chipsOf(resolved.filter((a) => !(a.kind === "image" && dropped.includes(a.name)))) });
   }
 
-  async prompt(text: string, context?: PromptContext): Promise<void> {
+  /**
+   * The user's answer to a permission card. An approval with hunks rejected is answered with
+   * the agent's reject option (nothing is written; the turn goes on) and queues the follow-up
+   * that names the hunks, sent when the turn ends.
+   */
+  private answerPermission(requestId: number, optionId: string, sentRejections: unknown): void {
+    const resolve = this.permissions.get(requestId);
+    const item = this.state.items.find((i) => i.kind === "permission" && i.requestId === requestId) as Extract<ViewState["items"][number], { kind: "permission" }> | undefined;
+    if (!resolve || !item) return;
+    const diffs = item.diffs ?? [];
+    const answer = reviewAnswer(item.options, optionId, validRejections(diffs, sentRejections));
+    const text = answer.rejected.length ? followUpText(diffs, answer.rejected, (p) => vscode.workspace.asRelativePath(p)) : null;
+    if (text && this.state.sessionId) {
+      this.followUps.push({ sessionId: this.state.sessionId, text });
+      log.info(`permission ${requestId}: approved with hunks rejected (${JSON.stringify(answer.rejected)}); answered ${answer.optionId}, follow-up queued`);
+    }
+    this.permissions.delete(requestId);
+    resolvePermission(this.state, requestId, answer.optionId, answer.rejected);
+    resolve(answer.optionId);
+    this.post();
+  }
+
+  /**
+   * The follow-ups queued during the turn that just ended in `sessionId`, as one prompt. Only
+   * after a normal end: a stopped or failed turn drops them, with a note saying so.
+   */
+  private takeFollowUps(sessionId: string, stopReason: string): string | null {
+    const mine = this.followUps.filter((f) => f.sessionId === sessionId);
+    this.followUps = this.followUps.filter((f) => f.sessionId !== sessionId);
+    if (!mine.length || this.state.sessionId !== sessionId) return null;
+    if (stopReason !== "end_turn") {
+      this.state.items.push({ kind: "notice", text: "The follow-up about the rejected hunks was not sent: the turn did not end normally.", severity: "warning" });
+      log.info(`follow-up dropped: the turn ended with ${stopReason}`);
+      return null;
+    }
+    return mine.map((f) => f.text).join("\n\n");
+  }
+
+  async prompt(text: string, context?: PromptContext, followUp = false): Promise<void> {
     if (!text.trim() && !context?.chips.length) return;
     const client = await this.ensureClient();
     if (this.state.busy) {
@@ -528,15 +565,17 @@ class Chat implements vscode.WebviewViewProvider {
     const ctx = context ?? { blocks: promptBlocks(text), chips: [] };
     this.lastSent = { sessionId, text, context: ctx };
     void this.context.workspaceState.update(OPEN_SESSION, sessionId);
-    this.state.items.push({ kind: "user", text, ...(ctx.chips.length ? { attachments: ctx.chips } : {}) });
+    this.state.items.push({ kind: "user", text, ...(ctx.chips.length ? { attachments: ctx.chips } : {}), ...(followUp ? { followUp: true } : {}) });
     this.state.busy = true;
     this.state.lastStop = null;
     this.setAgentState("working");
     this.post(true);
     const turn = this.nextTurn++;
     this.checkpoints.begin(turn);
+    let stopReason = "error";
     try {
       const res = await client.prompt(sessionId, ctx.blocks);
+      stopReason = res.stopReason;
       // Not into a session opened meanwhile (New Chat, a loaded past chat).
       if (this.state.sessionId === sessionId) endTurn(this.state, res.stopReason);
       log.info(`turn ended: ${res.stopReason}`);
@@ -554,6 +593,11 @@ class Chat implements vscode.WebviewViewProvider {
         this.setAgentState(this.client ? "ready" : "stopped");
       }
       this.post(true);
+    }
+    const next = this.takeFollowUps(sessionId, stopReason);
+    if (next) {
+      log.info("sending the follow-up about the rejected hunks");
+      await this.prompt(next, undefined, true);
     }
   }
 

@@ -1,7 +1,8 @@
 // The chat webview: draws the view model the extension posts, sends user actions back.
 // All agent text goes through the escaping Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
-import { renderDiff } from "../lineDiff";
+import { renderDiff, renderLines } from "../lineDiff";
+import { hunkLines, numberList, rejectOption, reviewable, reviewHunks } from "../hunkReview";
 import { composerContext } from "./composerContext";
 import { exitText } from "../commandOutput";
 import { PRESETS, type ProviderChoice } from "../providers";
@@ -54,12 +55,38 @@ const openDetails = new Set<string>();
 const wholeDiffs = new Set<string>();
 /** Diff lines a permission card shows before "Show the whole change". */
 const COMPACT_LINES = 14;
+/** Hunks the reader rejected on a pending permission card, by request: "diff:hunk" keys. */
+const rejectedHunks = new Map<number, Set<string>>();
 
-/** A proposed change in a permission card: its file, counts, changed lines, Open diff. */
-function proposedDiff(d: DiffContent, requestId: number, i: number): string {
+/**
+ * A reviewed change's hunks, each with its Keep / Reject toggle (pressed state for screen
+ * readers); the compact view's line budget hides lines, never a hunk's toggle.
+ */
+function reviewedHunks(d: DiffContent, requestId: number, i: number, maxLines: number): string {
+  const hs = reviewHunks(d);
+  const rejected = rejectedHunks.get(requestId);
+  let budget = maxLines;
+  return hs
+    .map((h, k) => {
+      const off = rejected?.has(`${i}:${k}`) ?? false;
+      const lines = h.lines.slice(0, Math.max(0, budget));
+      budget -= lines.length;
+      const name = `hunk ${k + 1} of ${hs.length}`;
+      const data = `data-request="${requestId}" data-diff="${i}" data-hunk="${k}"`;
+      return `<div class="hunk${off ? " rejected" : ""}" role="group" aria-label="${esc(`Hunk ${k + 1} of ${hs.length}, ${hunkLines(h)}`)}">
+        <div class="hunk-head"><span class="hunk-name">Hunk ${k + 1} of ${hs.length} · ${esc(hunkLines(h))}</span><span class="hunk-toggle">
+        <button class="hunk-keep secondary" ${data} aria-pressed="${!off}" aria-label="Keep ${name}" data-focus-key="keep:${requestId}:${i}:${k}">Keep</button><button class="hunk-reject secondary" ${data} aria-pressed="${off}" aria-label="Reject ${name}" data-focus-key="reject:${requestId}:${i}:${k}">Reject</button></span></div>
+        ${lines.length ? `<pre class="pdiff"><span class="dh">@@ -${h.oldStart} +${h.newStart} @@</span>${renderLines(lines)}</pre>` : ""}</div>`;
+    })
+    .join("");
+}
+
+/** A proposed change in a permission card: its file, counts, changed lines (hunk by hunk when `review`), Open diff. */
+function proposedDiff(d: DiffContent, requestId: number, i: number, review: boolean): string {
   const key = `${requestId}:${i}`;
   const whole = wholeDiffs.has(key);
   const r = renderDiff(d.oldText, d.newText, { maxLines: whole ? Infinity : COMPACT_LINES });
+  const body = review ? reviewedHunks(d, requestId, i, whole ? Infinity : COMPACT_LINES) : `<pre class="pdiff" aria-label="Proposed change to ${esc(d.path.split("/").pop() ?? d.path)}">${r.html || `<span class="dl ctx">(no change)</span>`}</pre>`;
   const name = d.path.split("/").pop() ?? d.path;
   const more =
     r.total > COMPACT_LINES
@@ -68,7 +95,7 @@ function proposedDiff(d: DiffContent, requestId: number, i: number): string {
   return `<div class="proposed" data-path="${esc(d.path)}"><div class="diff"><span class="pname" title="${esc(d.path)}">${esc(name)}</span>
     <span class="stat">${d.oldText == null ? "new file, " : ""}<span class="plus">+${r.stat.added}</span> <span class="minus">−${r.stat.removed}</span></span>
     <button class="open-proposed secondary" data-request="${requestId}" data-diff="${i}" aria-label="Open diff of the proposed change to ${esc(name)}">Open diff</button></div>
-    <pre class="pdiff" aria-label="Proposed change to ${esc(name)}">${r.html || `<span class="dl ctx">(no change)</span>`}</pre>${more}</div>`;
+    ${body}${more}</div>`;
 }
 
 const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗" };
@@ -77,7 +104,9 @@ function renderItem(item: Item, index: number): string {
   switch (item.kind) {
     case "user": {
       const chips = (item.attachments ?? []).map((c) => `<span class="chip" role="listitem" data-kind="${esc(c.kind)}" title="${esc(c.kind)}: ${esc(c.name)}"><span class="chip-name">${esc(c.name)}</span></span>`).join("");
-      return `<div class="msg user">${chips ? `<div class="chips sent" role="list" aria-label="Context sent">${chips}</div>` : ""}${renderMarkdown(item.text)}</div>`;
+      // A follow-up the extension sent for the user says so.
+      const auto = item.followUp ? `<div class="follow-up-label">Sent for you after your hunk review</div>` : "";
+      return `<div class="msg user${item.followUp ? " follow-up" : ""}">${auto}${chips ? `<div class="chips sent" role="list" aria-label="Context sent">${chips}</div>` : ""}${renderMarkdown(item.text)}</div>`;
     }
     case "agent":
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;
@@ -102,8 +131,14 @@ function renderItem(item: Item, index: number): string {
       const buttons = item.options
         .map((o) => `<button class="perm${o.kind === "allow_once" ? "" : " secondary"}" data-request="${item.requestId}" data-option="${esc(o.optionId)}">${esc(o.name)}</button>`)
         .join("");
-      const diffs = (item.diffs ?? []).map((d, i) => proposedDiff(d, item.requestId, i)).join("");
-      return `<div class="permission" role="group" aria-label="Permission request" data-request="${item.requestId}"><div class="ptitle">Allow: ${esc(item.title)}?</div>${diffs}<div class="pbuttons">${buttons}</div></div>`;
+      // Hunk by hunk only where rejecting is an answer the agent offers.
+      const canReview = rejectOption(item.options) !== undefined;
+      const diffs = (item.diffs ?? []).map((d, i) => proposedDiff(d, item.requestId, i, canReview && reviewable(d))).join("");
+      const off = [...(rejectedHunks.get(item.requestId) ?? [])].map((k) => Number(k.split(":")[1]) + 1).sort((a, b) => a - b);
+      const note = off.length
+        ? `<div class="review-note" role="status">Hunk${off.length === 1 ? "" : "s"} ${numberList(off)} rejected: Allow rejects this edit and asks Corvid to make it again without ${off.length === 1 ? "it" : "them"}.</div>`
+        : "";
+      return `<div class="permission" role="group" aria-label="Permission request" data-request="${item.requestId}"><div class="ptitle">Allow: ${esc(item.title)}?</div>${diffs}${note}<div class="pbuttons">${buttons}</div></div>`;
     }
     case "plan":
       return `<div class="plan" role="group" aria-label="Plan"><div class="plan-title">Plan</div><ul>${item.entries
@@ -187,6 +222,13 @@ function renderWelcome(s: ViewState): void {
   patch(box, html);
 }
 
+/** Draws again the item holding `el` whose view changed but not its data (a toggle of the reader's). */
+function redrawItemOf(el: HTMLElement): void {
+  const i = drawn.findIndex((d) => d.el.contains(el));
+  if (i >= 0) drawn[i].sig = "";
+  render();
+}
+
 /** What is drawn for each item: its data as last drawn and its element (index = item index). */
 let drawn: { sig: string; el: HTMLElement }[] = [];
 let drawnSession: string | null = null;
@@ -245,6 +287,8 @@ function renderTranscript(s: ViewState): void {
     autoTop = 0;
   }
   if (follow && transcript.scrollTop < autoTop - 5) follow = false;
+  // A redrawn card replaces the button that had the focus: it goes back to its successor.
+  const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focusKey;
   renderWelcome(s);
   const empty = transcript.querySelector(":scope > .empty");
   if ((s.items.length || s.setup) && empty) empty.remove();
@@ -261,6 +305,9 @@ function renderTranscript(s: ViewState): void {
       drawn[i] = { sig, el };
     }
   });
+  const active = document.activeElement;
+  if (focusKey && (!active || active === document.body || !active.isConnected))
+    transcript.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
   // A running command's card shows its newest lines.
   transcript.querySelectorAll<HTMLElement>("pre.out.terminal.live").forEach((pre) => (pre.scrollTop = pre.scrollHeight));
   if (follow) {
@@ -462,7 +509,23 @@ transcript.addEventListener("click", (e) => {
     setTimeout(() => (codeButton.textContent = label), 1500);
   }
   const perm = t.closest<HTMLElement>("button.perm");
-  if (perm) vscode.postMessage({ type: "permission", requestId: Number(perm.dataset.request), optionId: perm.dataset.option });
+  if (perm) {
+    const requestId = Number(perm.dataset.request);
+    // The host decides what an approval with rejected hunks answers (hunkReview.ts).
+    const rejected = [...(rejectedHunks.get(requestId) ?? [])].map((k) => ({ diff: Number(k.split(":")[0]), hunk: Number(k.split(":")[1]) }));
+    rejectedHunks.delete(requestId);
+    vscode.postMessage({ type: "permission", requestId, optionId: perm.dataset.option, rejectedHunks: rejected });
+  }
+  const hunk = t.closest<HTMLElement>("button.hunk-keep, button.hunk-reject");
+  if (hunk) {
+    const requestId = Number(hunk.dataset.request);
+    const set = rejectedHunks.get(requestId) ?? new Set<string>();
+    const key = `${hunk.dataset.diff}:${hunk.dataset.hunk}`;
+    if (hunk.classList.contains("hunk-reject")) set.add(key);
+    else set.delete(key);
+    rejectedHunks.set(requestId, set);
+    redrawItemOf(hunk);
+  }
   const undo = t.closest<HTMLButtonElement>("button.undo-turn");
   if (undo && !state?.busy) vscode.postMessage({ type: "undoTurn", turn: Number(undo.dataset.turn) });
   const proposed = t.closest<HTMLElement>("button.open-proposed");
@@ -472,10 +535,7 @@ transcript.addEventListener("click", (e) => {
     const key = toggle.dataset.whole!;
     if (wholeDiffs.has(key)) wholeDiffs.delete(key);
     else wholeDiffs.add(key);
-    // The card's data did not change: force its redraw.
-    const i = drawn.findIndex((d) => d.el.contains(toggle));
-    if (i >= 0) drawn[i].sig = "";
-    render();
+    redrawItemOf(toggle);
   }
   const openTerminal = t.closest<HTMLElement>("button.open-terminal");
   if (openTerminal) vscode.postMessage({ type: "openTerminal", toolCallId: openTerminal.dataset.tool, index: Number(openTerminal.dataset.terminal) });
