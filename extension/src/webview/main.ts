@@ -6,9 +6,10 @@ import { hunkLines, numberList, rejectOption, reviewable, reviewHunks } from "..
 import { composerContext } from "./composerContext";
 import { exitText } from "../commandOutput";
 import { PRESETS, type ProviderChoice } from "../providers";
+import type { FromWebview, ToWebview } from "../webviewMessages";
 import { checkpointText, filterSessions, lastPrompt, permissionSummary, stopText, type DiffContent, type Item, type PastSession, type ViewState } from "../viewModel";
 
-declare function acquireVsCodeApi(): { postMessage(m: unknown): void; getState(): any; setState(s: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void; getState(): any; setState(s: unknown): void };
 const vscode = acquireVsCodeApi();
 
 const app = document.getElementById("app")!;
@@ -611,7 +612,7 @@ historyBox.addEventListener("click", (e) => {
   if (pick || t.closest("#history-close")) historyBox.hidden = true;
 });
 
-window.addEventListener("message", (e) => {
+window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
   const m = e.data;
   if (m.type === "state") {
     if (state && m.state.sessionId !== state.sessionId) historyBox.hidden = true;
