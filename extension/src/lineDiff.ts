@@ -108,6 +108,11 @@ function esc(s: string): string {
   return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
+/** Diff lines as escaped spans (one per line, its op first); nothing of the agent's becomes markup. */
+export function renderLines(lines: DiffLine[]): string {
+  return lines.map((l) => `<span class="dl ${l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx"}">${l.op}${esc(l.text)}</span>`).join("");
+}
+
 export interface RenderedDiff {
   html: string;
   /** Diff lines drawn (hunk headers not counted) and in all hunks. */
@@ -131,12 +136,9 @@ export function renderDiff(oldText: string | null | undefined, newText: string, 
   for (const h of hs) {
     if (shown >= max) break;
     parts.push(`<span class="dh">@@ -${h.oldStart} +${h.newStart} @@</span>`);
-    for (const l of h.lines) {
-      if (shown >= max) break;
-      const cls = l.op === "+" ? "add" : l.op === "-" ? "del" : "ctx";
-      parts.push(`<span class="dl ${cls}">${l.op}${esc(l.text)}</span>`);
-      shown++;
-    }
+    const lines = h.lines.slice(0, max - shown);
+    parts.push(renderLines(lines));
+    shown += lines.length;
   }
   return { html: parts.join(""), shown, total, stat: diffStat(lines) };
 }

@@ -3,6 +3,7 @@
 import type { FixAction } from "./fixes";
 import { chipOfBlock, type Chip, type PromptCaps } from "./context";
 import { tailLines, type ExitStatus } from "./commandOutput";
+import { numberList, reviewHunks, type RejectedHunk } from "./hunkReview";
 
 /** Lines of a command's output its card shows (the tail; the whole is one click away, in a terminal). */
 export const TAIL_LINES = 12;
@@ -40,7 +41,8 @@ export interface PermissionOption {
 
 export type Item =
   /** `attachments`: the context sent with it (files, selections, images), drawn as chips. */
-  | { kind: "user"; text: string; attachments?: Chip[] }
+  /** `followUp`: sent by the extension for the user when a turn ended (the rejected hunks of a reviewed edit). */
+  | { kind: "user"; text: string; attachments?: Chip[]; followUp?: boolean }
   | { kind: "agent"; text: string }
   | { kind: "thought"; text: string }
   | {
@@ -63,6 +65,8 @@ export type Item =
       chosen?: string;
       /** The change asked about (the tool call's diffs), shown before the user answers. */
       diffs?: DiffContent[];
+      /** An approval with these hunks rejected: answered as a reject, the hunks named in a follow-up prompt. */
+      rejectedHunks?: RejectedHunk[];
     }
   /** `actions`: what to do about it in VS Code (an error naming CORVID_API_KEY: Set API Key). */
   | { kind: "notice"; text: string; severity: string; actions?: FixAction[] }
@@ -273,9 +277,16 @@ export function addPermission(state: ViewState, requestId: number, params: any):
   return state;
 }
 
-/** Records the answer to a permission request ("cancelled" when the turn was stopped). */
-export function resolvePermission(state: ViewState, requestId: number, chosen: string): ViewState {
-  for (const i of state.items) if (i.kind === "permission" && i.requestId === requestId) i.chosen = chosen;
+/**
+ * Records the answer to a permission request ("cancelled" when the turn was stopped), and the
+ * hunks an approval rejected (then `chosen` is the reject option).
+ */
+export function resolvePermission(state: ViewState, requestId: number, chosen: string, rejectedHunks: RejectedHunk[] = []): ViewState {
+  for (const i of state.items)
+    if (i.kind === "permission" && i.requestId === requestId) {
+      i.chosen = chosen;
+      if (rejectedHunks.length) i.rejectedHunks = rejectedHunks.map((r) => ({ ...r }));
+    }
   return state;
 }
 
@@ -283,6 +294,13 @@ export function resolvePermission(state: ViewState, requestId: number, chosen: s
 export function permissionSummary(item: Extract<Item, { kind: "permission" }>): string {
   if (item.chosen === undefined) return "";
   if (item.chosen === "cancelled") return "Cancelled";
+  if (item.rejectedHunks?.length) {
+    const n = item.rejectedHunks.length;
+    // Numbered as the card numbered them (per change; Corvid's edits have one).
+    const numbers = numberList(item.rejectedHunks.map((r) => r.hunk + 1));
+    const total = (item.diffs ?? []).reduce((t, d) => t + (d.oldText == null ? 1 : reviewHunks(d).length), 0);
+    return `Rejected hunk${n === 1 ? "" : "s"} ${numbers} of ${total}; a follow-up asks for the edit without ${n === 1 ? "it" : "them"}`;
+  }
   const option = item.options.find((o) => o.optionId === item.chosen);
   const byKind: Record<string, string> = { allow_once: "Allowed once", allow_always: "Always allowed", reject_once: "Rejected", reject_always: "Always rejected" };
   return (option && byKind[option.kind]) ?? option?.name ?? item.chosen;

@@ -3,6 +3,7 @@
 // dropped images. The host answers `@` queries and reads the attached text when sending.
 import { escapeHtml as esc } from "../markdown";
 import { activeMentions, attachmentKey, imageProblem, insertMention, mentionAt, mentionToken, type Attachment, type PromptCaps } from "../context";
+import type { FromWebview, ToWebview } from "../webviewMessages";
 
 interface MentionItem {
   label: string;
@@ -14,7 +15,7 @@ export interface ComposerContext {
   /** Keys the popup takes (arrows, Enter, Tab, Escape); true when it took this one. */
   handleKey(e: KeyboardEvent): boolean;
   /** Messages from the host it handles ("mentions", "editor", "attach"); true when handled. */
-  onMessage(m: any): boolean;
+  onMessage(m: ToWebview): boolean;
   /** What to send with the text now in the input. */
   attachments(text: string): Attachment[];
   /** The message went: its chips and mentions are spent, removed chips come back. */
@@ -28,7 +29,7 @@ export function composerContext(opts: {
   popup: HTMLElement;
   chipsBox: HTMLElement;
   note: HTMLElement;
-  post(m: unknown): void;
+  post(m: FromWebview): void;
   caps(): PromptCaps | undefined;
 }): ComposerContext {
   const { promptBox, popup, chipsBox, note, post } = opts;

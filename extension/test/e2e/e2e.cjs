@@ -6,7 +6,8 @@
 // input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
-// changes nothing), Undo this turn restoring an edited file and removing a created one
+// changes nothing; a two-hunk edit reviewed hunk by hunk by keyboard, one hunk rejected:
+// answered as a reject, the follow-up naming the hunk reaching the model), Undo this turn restoring an edited file and removing a created one
 // (the answer collapses to one line, no
 // notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
 // stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
@@ -302,11 +303,66 @@ async function main() {
     await editCard.locator(".pdiff .dl.del", { hasText: "-Hello from Corvid in VS Code" }).waitFor({ timeout: 30000 });
     await editCard.locator(".pdiff .dl.add", { hasText: "+Hello there from Corvid in VS Code" }).waitFor({ timeout: 5000 });
     if ((await editCard.locator(".stat").innerText()).replace(/\s+/g, " ") !== "+1 −1") throw new Error(`the edit's counts: ${await editCard.locator(".stat").innerText()}`);
+    // One hunk: nothing to review hunk by hunk.
+    if ((await editCard.locator(".hunk").count()) !== 0) throw new Error("a one-hunk edit offers per-hunk review");
     await editCard.locator("button.perm[data-option^='reject']").first().click();
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
     if (read() !== "Hello from Corvid in VS Code\n") throw new Error(`the rejected edit changed hello.txt: ${read()}`);
     if ((await view.locator(".checkpoint").count()) !== checkpointsBefore) throw new Error("a turn that wrote nothing offers an undo");
     say("an edit's permission card shows the removed and added lines; rejected, nothing changed");
+
+    // 6c. Per-hunk review: an edit with two hunks shows a Keep / Reject toggle per hunk (all
+    // kept); one rejected by keyboard, then Allow by keyboard: the permission is answered as a
+    // reject (the file stays as it was) and, once the turn ends, a follow-up naming the rejected
+    // hunk is sent as the user's message and reaches the model.
+    const reviewFile = path.join(work, "review.txt");
+    const reviewText = Array.from({ length: 12 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
+    fs.writeFileSync(reviewFile, reviewText);
+    const reviewOld = reviewText.split("\n").slice(1, 11).join("\n");
+    fake.script("E2E-HUNKS", {
+      steps: [
+        { toolCalls: [{ name: "edit_file", arguments: { path: "review.txt", old_text: reviewOld, new_text: reviewOld.replace("row 2", "ROW TWO").replace("row 11", "ROW ELEVEN") } }] },
+        { chunks: [{ content: "Waiting for your word." }] },
+      ],
+    });
+    await promptBox.fill("E2E-HUNKS: change rows 2 and 11");
+    await promptBox.press("Enter");
+    const hunkCard = view.locator(".permission:not(.answered)");
+    await hunkCard.locator(".hunk").nth(1).waitFor({ timeout: 30000 });
+    if ((await hunkCard.locator(".hunk").count()) !== 2) throw new Error(`expected two hunks, got ${await hunkCard.locator(".hunk").count()}`);
+    for (const b of await hunkCard.getByRole("button", { name: /^Keep hunk/ }).all())
+      if ((await b.getAttribute("aria-pressed")) !== "true") throw new Error("a hunk is not kept by default");
+    const rejectSecond = hunkCard.getByRole("button", { name: "Reject hunk 2 of 2" });
+    await rejectSecond.focus();
+    await page.keyboard.press("Enter");
+    await hunkCard.locator(".hunk.rejected").waitFor({ timeout: 5000 });
+    if ((await rejectSecond.getAttribute("aria-pressed")) !== "true" || (await hunkCard.getByRole("button", { name: "Keep hunk 2 of 2" }).getAttribute("aria-pressed")) !== "false")
+      throw new Error("the rejected hunk's toggle does not say so");
+    if ((await hunkCard.getByRole("button", { name: "Keep hunk 1 of 2" }).getAttribute("aria-pressed")) !== "true") throw new Error("rejecting hunk 2 changed hunk 1");
+    if (!(await rejectSecond.evaluate((el) => document.activeElement === el))) throw new Error("the toggle lost the keyboard focus when the card was redrawn");
+    await hunkCard.locator(".review-note", { hasText: "Hunk 2 rejected" }).waitFor({ timeout: 5000 });
+    // Tab on to Allow (past the toggle's own pair), Enter answers.
+    const allowHunks = hunkCard.locator("button.perm[data-option='allow_once']");
+    for (let i = 0; !(await allowHunks.evaluate((el) => document.activeElement === el)); i++) {
+      if (i > 6) throw new Error("Tab did not reach Allow from the hunk toggles");
+      await page.keyboard.press("Tab");
+    }
+    const requestsBeforeHunks = fake.requests.length;
+    await page.keyboard.press("Enter");
+    const followUp = view.locator(".msg.user.follow-up");
+    await followUp.waitFor({ timeout: 30000 });
+    if (!(await followUp.innerText()).includes("Sent for you after your hunk review")) throw new Error(`the follow-up is not marked: ${await followUp.innerText()}`);
+    await view.locator(".msg.agent", { hasText: "You said: I rejected hunk 2 of 2" }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    if (fs.readFileSync(reviewFile, "utf8") !== reviewText) throw new Error(`the partly approved edit changed review.txt: ${fs.readFileSync(reviewFile, "utf8")}`);
+    const hunkAnswer = await view.locator(".permission.answered", { hasText: "review.txt" }).innerText();
+    if (!hunkAnswer.includes("Rejected hunk 2 of 2")) throw new Error(`the answered card says: ${hunkAnswer}`);
+    const sentToModel = fake.requests.slice(requestsBeforeHunks).filter((q) => q.api === "openai").map((q) => JSON.stringify(q.body.messages));
+    // The tool result said declined (reject, not cancel), and the model's next user message named the hunk.
+    if (!sentToModel.some((m) => m.includes("declined"))) throw new Error("the model was not told the edit was declined");
+    const named = sentToModel.find((m) => m.includes("I rejected hunk 2 of 2 of your edit to review.txt"));
+    if (!named || !named.includes("hunk 2 (line 11): replaces `row 11` with `ROW ELEVEN`") || !named.includes("keeping hunk 1")) throw new Error(`the follow-up did not reach the model: ${sentToModel.at(-1)?.slice(-600)}`);
+    say("per-hunk review: hunk 2 rejected by keyboard, Allow → answered reject, file unchanged, the follow-up named the hunk to the model");
 
     // 7. Stop cancels a streaming turn.
     fake.script("E2E-SLOW", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `word${i} ` })), delayMs: 50 });
@@ -989,6 +1045,8 @@ async function main() {
         await palette("Preferences: Open Settings (UI)");
         await page.locator(".settings-editor").first().waitFor({ timeout: 20000 });
         await page.waitForTimeout(500);
+        // The editor may come back with an earlier search (corvid.models) in its box: replace it.
+        await page.keyboard.press("Control+A");
         await page.keyboard.type("corvid.agent.command");
         await agentCommandInput.waitFor({ timeout: 20000 });
       }
