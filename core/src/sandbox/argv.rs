@@ -4,7 +4,7 @@
 //! argv (the Node addon's launcher script); one module, so the two cannot drift apart. The
 //! `corvid` binary reads the same line with clap, as its hidden `sandbox` subcommand.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 
 /// The subcommand word every launcher argv starts with.
 const SUBCOMMAND: &str = "sandbox";
@@ -16,13 +16,16 @@ pub(super) fn build(policy_json: &str, command: impl IntoIterator<Item = OsStrin
     args
 }
 
-/// The policy and the command of a launcher argv, as `build` writes it.
+/// The policy and the command of a launcher argv, as `build` writes it. (Read only by the
+/// Linux supervisor: elsewhere there is no launcher.)
+#[cfg(any(target_os = "linux", test))]
 #[derive(Debug, PartialEq)]
 pub(super) struct Parsed<'a> {
-    pub policy: &'a OsStr,
+    pub policy: &'a std::ffi::OsStr,
     pub command: &'a [OsString],
 }
 
+#[cfg(any(target_os = "linux", test))]
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub(super) enum ArgvError {
     #[error("usage: sandbox --policy <JSON> -- PROGRAM [ARGS…]")]
@@ -31,6 +34,7 @@ pub(super) enum ArgvError {
     NoCommand,
 }
 
+#[cfg(any(target_os = "linux", test))]
 pub(super) fn parse(argv: &[OsString]) -> Result<Parsed<'_>, ArgvError> {
     match argv {
         [sub, flag, policy, sep, command @ ..] if sub == SUBCOMMAND && flag == "--policy" && sep == "--" => {

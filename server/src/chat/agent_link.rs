@@ -26,7 +26,7 @@ pub struct Frames {
 /// Keeps the agent alive; [`Guard::close`] winds it down.
 pub enum Guard {
     InProcess { shutdown: CancellationToken, served: JoinHandle<()> },
-    Child { child: tokio::process::Child, writer: JoinHandle<()> },
+    Child { child: Box<tokio::process::Child>, writer: JoinHandle<()> },
 }
 
 /// Starts the core in-process (must be called inside the runtime).
@@ -99,7 +99,7 @@ pub fn spawn(command: &str, stderr_log: Option<&Path>) -> anyhow::Result<(Frames
             }
         }
     });
-    Ok((Frames { outgoing: out_tx, incoming: in_rx }, Guard::Child { child, writer }))
+    Ok((Frames { outgoing: out_tx, incoming: in_rx }, Guard::Child { child: Box::new(child), writer }))
 }
 
 impl Guard {
