@@ -126,7 +126,8 @@ impl Agent {
         };
         let mut meta = serde_json::Map::new();
         let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
-        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox }));
+        let jail = crate::tools::jail_meta();
+        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox, "jail": jail }));
         if steering {
             // `_session/steering`, under the key claude-agent-acp and codex-acp use.
             meta.insert("steering".into(), serde_json::json!({ "supported": true }));

@@ -28,7 +28,7 @@ pub mod write_file;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use jail::{Jail, JailError};
+pub use jail::{Jail, JailError, meta as jail_meta};
 pub use registry::{Registry, Tool, ToolContext, Updates};
 
 use crate::event::{Location, ToolContent, ToolKind};

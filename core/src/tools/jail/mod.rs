@@ -135,10 +135,20 @@ fn opened_path(_file: &File) -> Option<PathBuf> {
     None
 }
 
-/// Whether the jail re-checks what it opened (see the module comment), for `initialize`'s
-/// report.
-pub fn checks_after_open() -> bool {
-    cfg!(any(target_os = "linux", target_vendor = "apple"))
+/// What the jail guarantees on this system, for `initialize`'s `_meta.corvid.jail`: whether a
+/// path is opened component by component without following links (`noFollowOpen`), and
+/// whether what was opened is checked again (`checkedAfterOpen`). Both hold on Linux and
+/// macOS; on Windows neither does, and the report says what that leaves open.
+pub fn meta() -> serde_json::Value {
+    let no_follow = cfg!(unix);
+    let after_open = cfg!(any(target_os = "linux", target_vendor = "apple"));
+    let mut meta = serde_json::json!({ "noFollowOpen": no_follow, "checkedAfterOpen": after_open });
+    if !(no_follow && after_open) {
+        meta["limits"] = serde_json::Value::from(
+            "paths are checked before they are opened, but a link swapped in between the check and the open is not caught on this system",
+        );
+    }
+    meta
 }
 
 fn io(path: &str, e: std::io::Error) -> JailError {
