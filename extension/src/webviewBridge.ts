@@ -38,7 +38,9 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
   readonly alerts = new ApprovalAlerts({
     visible: () => this.view?.visible ?? false,
     setBadge: (badge) => {
-      if (this.view) this.view.badge = badge;
+      // VS Code's webview view pane does not clear its activity bar badge for `undefined`
+      // (microsoft/vscode#331019); a count of 0 replaces it and is drawn as no badge.
+      if (this.view) this.view.badge = badge ?? { value: 0, tooltip: "" };
     },
     showRequest: (id) => this.showRequest(id),
   });

@@ -62,7 +62,8 @@ export function followMode(box: HTMLElement, jumpBtn: HTMLButtonElement): Follow
     if ((e.target === box || e.key === "PageUp") && keyScrolls(e.key, e.shiftKey) === "up") leave();
   });
   box.addEventListener("pointerdown", (e) => {
-    if (!onScrollbar(e.offsetX, box.clientWidth, box.offsetWidth)) return;
+    // A press on the scrollbar targets the box itself (offsetX is then relative to it).
+    if (e.target !== box || !onScrollbar(e.offsetX, box.clientWidth, box.offsetWidth)) return;
     dragging = true;
     following = false;
   });

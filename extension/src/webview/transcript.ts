@@ -1,7 +1,7 @@
 // The transcript: the view model's items drawn incrementally (only items whose data changed
 // are touched, and inside one only the top-level children that differ, so a streaming message
 // changes only in its last block and a focused button or a selection survives), follow mode
-// with Jump to latest, the first-run welcome, and the clicks on the cards' buttons.
+// (`followMode.ts`) after each draw, the first-run welcome, and the clicks on the cards' buttons.
 import { escapeHtml as esc } from "../markdown";
 import { PRESETS, type ProviderChoice } from "../providers";
 import type { ViewState } from "../viewModel";

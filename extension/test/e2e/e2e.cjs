@@ -7,14 +7,18 @@
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
 // changes nothing; a two-hunk edit reviewed hunk by hunk by keyboard, one hunk rejected:
-// answered as a reject, the follow-up naming the hunk reaching the model), Undo this turn restoring an edited file and removing a created one
+// answered as a reject, the follow-up naming the hunk reaching the model; no badge or
+// notification for a card on screen; one waiting while the Explorer has the sidebar: a badge
+// and one notification whose Show focuses its first answer, the answer clearing the badge), Undo this turn restoring an edited file and removing a created one
 // (the answer collapses to one line, no
-// notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
+// notice at a normal end), incremental streaming with follow mode (kept through a drag of the
+// sidebar's sash, left by the wheel) and Jump to latest, Escape
 // stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
 // highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, context for a prompt (an `@` mention picked by keyboard reaching the
-// model, the current file's chip removed and not sent, Add Selection to Chat adding a chip
+// model, the current file's chip removed and not sent, Edit last then Send sending the same
+// message again, Add Selection to Chat adding a chip
 // without sending, pasted and dropped images reaching the model, one over 5 MB refused), read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
 // write beside the workspace, an edit of an existing file left unsaved), the view at a 170 px
