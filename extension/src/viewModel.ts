@@ -349,6 +349,11 @@ export function pendingPermissions(state: ViewState): number[] {
   return state.items.filter((i): i is Extract<Item, { kind: "permission" }> => i.kind === "permission" && i.chosen === undefined).map((i) => i.requestId);
 }
 
+/** The pending permission requests with their titles (the alerts of a request the user cannot see). */
+export function pendingRequests(state: ViewState): { id: number; title: string }[] {
+  return state.items.filter((i): i is Extract<Item, { kind: "permission" }> => i.kind === "permission" && i.chosen === undefined).map((i) => ({ id: i.requestId, title: i.title }));
+}
+
 /** Finds a diff for "Open diff": the `index`-th diff of a tool call. */
 export function findDiff(state: ViewState, toolCallId: string, index = 0): DiffContent | undefined {
   const tool = state.items.find((i) => i.kind === "tool" && i.id === toolCallId) as Extract<Item, { kind: "tool" }> | undefined;

@@ -1,10 +1,12 @@
 // The chat webview's host side: its page (a strict CSP, a nonce for the one script), the view
 // state posted to it (batched: at most one post per 30 ms unless asked now), and the messages
 // it sends, handed to one handler. Messages the page must not miss wait for its script to
-// say "ready" (a message posted before that is lost).
+// say "ready" (a message posted before that is lost). It also raises the view's badge and a
+// notification for a pending permission the user cannot see (`approvalAlerts.ts`).
 import * as vscode from "vscode";
+import { ApprovalAlerts } from "./approvalAlerts";
 import type { Attachment } from "./context";
-import type { ViewState } from "./viewModel";
+import { pendingRequests, type ViewState } from "./viewModel";
 import type { FromWebview, ToWebview } from "./webviewMessages";
 
 export interface BridgeHandlers {
@@ -31,6 +33,17 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
   /** Focus Chat Input ran before the page was ready: focus its input on "ready". */
   private focusOnReady = false;
   private stateTimer: NodeJS.Timeout | null = null;
+  /** Show on a notification while the view was hidden: the card to bring into view once it is visible. */
+  private showOnVisible: number | null = null;
+  readonly alerts = new ApprovalAlerts({
+    visible: () => this.view?.visible ?? false,
+    setBadge: (badge) => {
+      // VS Code's webview view pane does not clear its activity bar badge for `undefined`
+      // (microsoft/vscode#331019); a count of 0 replaces it and is drawn as no badge.
+      if (this.view) this.view.badge = badge ?? { value: 0, tooltip: "" };
+    },
+    showRequest: (id) => this.showRequest(id),
+  });
 
   constructor(
     private extensionUri: vscode.Uri,
@@ -51,10 +64,19 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
 <link rel="stylesheet" href="${css}"></head><body>
 <div id="app"></div><script nonce="${nonce}" src="${js}"></script></body></html>`;
     view.webview.onDidReceiveMessage((m: FromWebview) => this.receive(m).catch((e) => this.handlers.fail(String(m?.type ?? "webview action"), e)));
+    view.onDidChangeVisibility(() => {
+      this.alerts.visibilityChanged();
+      this.flushShow();
+    });
     this.handlers.onResolve();
   }
 
   private async receive(m: FromWebview): Promise<void> {
+    if (m?.type === "pendingSight") {
+      // Coerced: the page is not trusted.
+      const ids = (v: unknown) => (Array.isArray(v) ? v.map(Number).filter(Number.isInteger) : []);
+      return this.alerts.setSight(ids(m.shown), ids(m.onScreen));
+    }
     if (m?.type !== "ready") return this.handlers.onMessage(m);
     this.ready = true;
     this.postState(true);
@@ -62,6 +84,7 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
     this.pendingHistory = null;
     this.handlers.onReady();
     for (const attachment of this.pendingAttachments.splice(0)) this.post({ type: "attach", attachment });
+    this.flushShow();
     if (this.focusOnReady) this.post({ type: "focus" });
     this.focusOnReady = false;
   }
@@ -74,7 +97,9 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
     }
     if (this.stateTimer) clearTimeout(this.stateTimer);
     this.stateTimer = null;
-    this.post({ type: "state", state: this.handlers.state() });
+    const state = this.handlers.state();
+    this.post({ type: "state", state });
+    this.alerts.setPending(pendingRequests(state));
   }
 
   /** Posts to the page if there is one (lost if its script has not started: the state is posted again on "ready"). */
@@ -108,6 +133,24 @@ export class WebviewBridge implements vscode.WebviewViewProvider {
       this.pendingAttachments.push(attachment);
       this.focusOnReady = true;
     }
+  }
+
+  /**
+   * Show on a pending request's notification: the view revealed with the focus, the card
+   * scrolled into it and its first answer focused (by the page, once the view is visible).
+   */
+  showRequest(requestId: number): void {
+    this.showOnVisible = requestId;
+    this.flushShow();
+    if (this.view) this.view.show(false);
+    else void vscode.commands.executeCommand("corvid.chat.focus");
+  }
+
+  /** The card a Show waits to bring into view, once the page is ready and visible. */
+  private flushShow(): void {
+    if (this.showOnVisible === null || !this.view?.visible || !this.ready) return;
+    this.post({ type: "showRequest", requestId: this.showOnVisible });
+    this.showOnVisible = null;
   }
 
   /** Shows the view (a permission asks, the history list opens). */

@@ -14,11 +14,13 @@ export type ToWebview =
   | { type: "focus" }
   | { type: "editor"; file: Attachment | null; selection: Attachment | null }
   | { type: "attach"; attachment: Attachment }
-  | { type: "mentions"; id: unknown; items: MentionItem[] };
+  | { type: "mentions"; id: unknown; items: MentionItem[] }
+  | { type: "showRequest"; requestId: number };
 
 /** Webview → host. */
 export type FromWebview =
   | { type: "ready" }
+  | { type: "pendingSight"; shown: number[]; onScreen: number[] }
   | { type: "prompt"; text: string; attachments: Attachment[] }
   | { type: "mentionQuery"; id: number; query: string }
   | { type: "stop" }

@@ -84,7 +84,7 @@ export function composer(
     const text = promptBox.value;
     if (!text.trim() || state?.busy) return;
     vscode.postMessage({ type: "prompt", text, attachments: context.attachments(text) });
-    context.sent();
+    context.sent(text);
     remember(text);
     promptBox.value = "";
     opts.onSend();
@@ -153,7 +153,9 @@ export function composer(
     const state = opts.state();
     const text = state && lastPrompt(state);
     if (text == null) return;
+    // The text, and the chips and mentions it was sent with when this page sent it.
     promptBox.value = text;
+    context.restore(text);
     promptBox.focus();
     promptBox.setSelectionRange(text.length, text.length);
     renderCommands();

@@ -18,8 +18,14 @@ export interface ComposerContext {
   onMessage(m: ToWebview): boolean;
   /** What to send with the text now in the input. */
   attachments(text: string): Attachment[];
-  /** The message went: its chips and mentions are spent, removed chips come back. */
-  sent(): void;
+  /** The message `text` went: its chips and mentions are spent (kept for Edit last), removed chips come back. */
+  sent(text: string): void;
+  /**
+   * Edit last: the context `text` was sent with comes back (its chips, its mentions; the
+   * editor's chips it did not have are left out), so sending it again sends the same. False when
+   * this page did not send `text` last (then only the text comes back).
+   */
+  restore(text: string): boolean;
   /** The input's text or caret moved: the popup follows. */
   inputChanged(): void;
 }
@@ -49,6 +55,8 @@ export function composerContext(opts: {
   let queryId = 0;
   let queryTimer: ReturnType<typeof setTimeout> | null = null;
   let imageCount = 0;
+  /** The last message sent from this page: its text, chips and mentions (Edit last). */
+  let lastSent: { text: string; chips: Attachment[]; mentions: { token: string; attachment: Attachment }[] } | null = null;
 
   function chips(): Attachment[] {
     const seen = new Set<string>();
@@ -222,7 +230,8 @@ export function composerContext(opts: {
     attachments(text) {
       return [...chips(), ...activeMentions(text, mentions).map((m) => m.attachment)];
     },
-    sent() {
+    sent(text) {
+      lastSent = { text, chips: chips(), mentions: activeMentions(text, mentions) };
       added = [];
       mentions = [];
       removed.clear();
@@ -230,6 +239,20 @@ export function composerContext(opts: {
       say("");
       close();
       renderChips();
+    },
+    restore(text) {
+      if (!lastSent || lastSent.text !== text) return false;
+      const keep = new Set(lastSent.chips.map(attachmentKey));
+      added = [...lastSent.chips];
+      mentions = [...lastSent.mentions];
+      removed.clear();
+      // The editor's chips now that the message did not have (another file is open, or the
+      // chip was removed then) stay out: the same context as before.
+      for (const a of [editor.file, editor.selection]) if (a && !keep.has(attachmentKey(a))) removed.add(attachmentKey(a));
+      say("");
+      close();
+      renderChips();
+      return true;
     },
     inputChanged,
   };

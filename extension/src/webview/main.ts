@@ -2,7 +2,8 @@
 // is a few components, each owning its part of the DOM and its keys: the transcript
 // (`transcript.ts`, cards from `cards.ts`), the composer (`composer.ts`, with the `@` context
 // in `composerContext.ts`) and the history list (`history.ts`); this file lays them out, draws
-// the toolbar and routes the host's messages. All agent text goes through the escaping
+// the toolbar and routes the host's messages; `pendingSight.ts` tells the host which pending
+// permission cards are on screen. All agent text goes through the escaping
 // Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc } from "../markdown";
 import { lastPrompt, type ViewState } from "../viewModel";
@@ -10,6 +11,7 @@ import type { ToWebview } from "../webviewMessages";
 import { composer, type VsCodeApi } from "./composer";
 import { composerContext } from "./composerContext";
 import { historyList } from "./history";
+import { pendingSight } from "./pendingSight";
 import { transcriptView } from "./transcript";
 
 declare function acquireVsCodeApi(): VsCodeApi;
@@ -52,11 +54,13 @@ const input = composer(
   { vscode, context, state: () => state, onSend: () => transcript.followLatest() },
 );
 const history = historyList(byId("history"), post);
+const sight = pendingSight(byId("transcript"), post);
 
 /** The toolbar (pickers, usage), the status line and the composer's buttons, from the state. */
 function render(): void {
   if (!state) return;
   transcript.render(state);
+  sight.sync();
 
   const pickers = state.config
     .map(
@@ -101,6 +105,7 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
     render();
   } else if (m.type === "sessions") history.show(m);
   else if (m.type === "focus") promptBox.focus();
+  else if (m.type === "showRequest") sight.show(Number(m.requestId));
   else context.onMessage(m);
 });
 post({ type: "ready" });

@@ -1,12 +1,13 @@
 // The transcript: the view model's items drawn incrementally (only items whose data changed
 // are touched, and inside one only the top-level children that differ, so a streaming message
 // changes only in its last block and a focused button or a selection survives), follow mode
-// with Jump to latest, the first-run welcome, and the clicks on the cards' buttons.
+// (`followMode.ts`) after each draw, the first-run welcome, and the clicks on the cards' buttons.
 import { escapeHtml as esc } from "../markdown";
 import { PRESETS, type ProviderChoice } from "../providers";
 import type { ViewState } from "../viewModel";
 import type { FromWebview } from "../webviewMessages";
 import { openDetails, rejectedHunks, renderItem, wholeDiffs } from "./cards";
+import { followMode } from "./followMode";
 
 export interface TranscriptView {
   /** Draws `s` (what changed since the last call). */
@@ -62,10 +63,7 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
   let drawn: { sig: string; el: HTMLElement }[] = [];
   let drawnSession: string | null = null;
   /** Follow mode: keep the newest content in view unless the reader scrolled up. */
-  let follow = true;
-  /** Where follow mode last put the view: a reader who scrolled above it since has left follow mode,
-   * even if the scroll event has not arrived yet. */
-  let autoTop = 0;
+  const follow = followMode(transcript, jumpBtn);
 
   function elementOf(html: string): HTMLElement {
     const t = document.createElement("template");
@@ -98,14 +96,6 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
     return el;
   }
 
-  function atBottom(): boolean {
-    return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 30;
-  }
-
-  function updateJump(): void {
-    jumpBtn.hidden = follow || atBottom();
-  }
-
   /** Draws the transcript incrementally: only items whose data changed are touched. */
   function render(s: ViewState): void {
     last = s;
@@ -113,10 +103,8 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
       transcript.replaceChildren();
       drawn = [];
       drawnSession = s.sessionId;
-      follow = true;
-      autoTop = 0;
+      follow.follow();
     }
-    if (follow && transcript.scrollTop < autoTop - 5) follow = false;
     // A redrawn card replaces the button that had the focus (a hunk's toggle): the focus goes to
     // the new button with the same `data-focus-key`, so the keyboard stays where it was.
     const focusKey = (document.activeElement as HTMLElement | null)?.dataset?.focusKey;
@@ -141,23 +129,9 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
       transcript.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
     // A running command's card shows its newest lines.
     transcript.querySelectorAll<HTMLElement>("pre.out.terminal.live").forEach((pre) => (pre.scrollTop = pre.scrollHeight));
-    if (follow) {
-      transcript.scrollTop = transcript.scrollHeight;
-      autoTop = transcript.scrollTop;
-    }
-    updateJump();
+    follow.contentChanged();
   }
 
-  transcript.addEventListener("scroll", () => {
-    follow = atBottom();
-    updateJump();
-  });
-  jumpBtn.addEventListener("click", () => {
-    follow = true;
-    transcript.scrollTop = transcript.scrollHeight;
-    autoTop = transcript.scrollTop;
-    updateJump();
-  });
   transcript.addEventListener("click", (e) => {
     const t = e.target as HTMLElement;
     const codeButton = t.closest<HTMLButtonElement>("button.code-copy, button.code-insert");
@@ -228,9 +202,6 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
 
   return {
     render,
-    followLatest() {
-      follow = true;
-      autoTop = 0;
-    },
+    followLatest: () => follow.follow(),
   };
 }

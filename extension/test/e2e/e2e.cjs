@@ -7,14 +7,18 @@
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
 // changes nothing; a two-hunk edit reviewed hunk by hunk by keyboard, one hunk rejected:
-// answered as a reject, the follow-up naming the hunk reaching the model), Undo this turn restoring an edited file and removing a created one
+// answered as a reject, the follow-up naming the hunk reaching the model; no badge or
+// notification for a card on screen; one waiting while the Explorer has the sidebar: a badge
+// and one notification whose Show focuses its first answer, the answer clearing the badge), Undo this turn restoring an edited file and removing a created one
 // (the answer collapses to one line, no
-// notice at a normal end), incremental streaming with follow mode and Jump to latest, Escape
+// notice at a normal end), incremental streaming with follow mode (kept through a drag of the
+// sidebar's sash, left by the wheel) and Jump to latest, Escape
 // stopping a turn, prompt recall and the slash menu by keyboard, Markdown tables, lists and
 // highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, context for a prompt (an `@` mention picked by keyboard reaching the
-// model, the current file's chip removed and not sent, Add Selection to Chat adding a chip
+// model, the current file's chip removed and not sent, Edit last then Send sending the same
+// message again, Add Selection to Chat adding a chip
 // without sending, pasted and dropped images reaching the model, one over 5 MB refused), read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
 // write beside the workspace, an edit of an existing file left unsaved), the view at a 170 px
@@ -264,6 +268,12 @@ async function main() {
     await palette("View: Close All Editors");
     await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached", timeout: 10000 });
     say("the permission card shows the proposed file; Open diff opened it before approval");
+    // The card was on screen all along (seconds, well past the alerts' settle time): no badge,
+    // no "waiting for your approval" notification.
+    const approvalToasts = page.locator(".notifications-toasts .notification-toast", { hasText: "Corvid is waiting for your approval" });
+    const corvidBadge = page.locator(".activitybar .action-item", { has: page.locator("a[aria-label^='Corvid']") }).locator(".badge .badge-content");
+    if ((await approvalToasts.count()) !== 0) throw new Error("a permission on screen raised a notification");
+    if (await corvidBadge.isVisible()) throw new Error(`a permission on screen raised a badge: ${await corvidBadge.innerText()}`);
     await allow.click();
     await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 30000 });
     // A normal end leaves no notice; the answered request is one line without buttons.
@@ -364,7 +374,57 @@ async function main() {
     if (!named || !named.includes("hunk 2 (line 11): replaces `row 11` with `ROW ELEVEN`") || !named.includes("keeping hunk 1")) throw new Error(`the follow-up did not reach the model: ${sentToModel.at(-1)?.slice(-600)}`);
     say("per-hunk review: hunk 2 rejected by keyboard, Allow → answered reject, file unchanged, the follow-up named the hunk to the model");
 
+    // 6d. A permission the user cannot see (the Explorer took the sidebar while it waits): a
+    // badge on Corvid's activity bar item and one notification; its Show brings the card back
+    // with the focus on its first answer; answering clears the badge. (A command, not a write:
+    // a written file would open in the preview tab later steps expect hello.txt in.)
+    fake.script("E2E-AWAY", {
+      steps: [{ toolCalls: [{ name: "run_command", arguments: { command: "echo corvid-away-ok" } }] }, { chunks: [{ content: "Ran it while you were away." }] }],
+    });
+    await promptBox.fill("E2E-AWAY: run a command");
+    await promptBox.press("Enter");
+    const awayCard = view.locator(".permission:not(.answered)");
+    await awayCard.locator("button.perm").first().waitFor({ timeout: 30000 });
+    const awayTitle = (await awayCard.locator(".ptitle").innerText()).replace(/^Allow: /, "").replace(/\?$/, "");
+    await page.locator(".activitybar .action-item a[aria-label^='Explorer']").first().click();
+    await corvidBadge.filter({ hasText: /^1$/ }).waitFor({ timeout: 30000 });
+    const awayToast = approvalToasts.filter({ hasText: awayTitle });
+    await awayToast.first().waitFor({ timeout: 30000 });
+    if ((await approvalToasts.count()) !== 1) throw new Error(`expected one approval notification, got ${await approvalToasts.allInnerTexts()}`);
+    await awayToast.first().locator(".monaco-button", { hasText: "Show" }).click();
+    const firstAnswer = awayCard.locator("button.perm").first();
+    for (let i = 0; !(await firstAnswer.evaluate((el) => document.hasFocus() && document.activeElement === el).catch(() => false)); i++) {
+      if (i > 60) throw new Error("Show did not focus the card's first answer");
+      await page.waitForTimeout(250);
+    }
+    const inView = await firstAnswer.evaluate((el) => {
+      const b = el.getBoundingClientRect(), t = document.getElementById("transcript").getBoundingClientRect();
+      return b.top >= t.top && b.bottom <= t.bottom;
+    });
+    if (!inView) throw new Error("Show left the card's answers outside the transcript's viewport");
+    await page.keyboard.press("Enter");
+    await corvidBadge.waitFor({ state: "hidden", timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "Ran it while you were away." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    // The answer given after Show reached the agent: the command ran.
+    await view.locator("pre.out.terminal", { hasText: "corvid-away-ok" }).waitFor({ timeout: 10000 });
+    if ((await approvalToasts.count()) !== 0) throw new Error(`an approval notification is still shown: ${await approvalToasts.allInnerTexts()}`);
+    say("a permission off screen (Explorer active): badge 1 and one notification; Show focused its first answer; answering cleared the badge");
+
     // 7. Stop cancels a streaming turn.
+    // The sidebar's sash dragged to `width` (returns the width it had).
+    const sidebar = page.locator(".part.sidebar");
+    const dragSidebarTo = async (width) => {
+      const box = await sidebar.boundingBox();
+      const y = box.y + box.height / 2;
+      await page.mouse.move(box.x + box.width, y);
+      await page.mouse.down();
+      await page.mouse.move(box.x + (box.width + width) / 2, y, { steps: 5 });
+      await page.mouse.move(box.x + width, y, { steps: 5 });
+      await page.mouse.up();
+      return box.width;
+    };
+    const viewWidth = () => view.locator("body").evaluate(() => document.documentElement.clientWidth);
     fake.script("E2E-SLOW", { chunks: Array.from({ length: 400 }, (_, i) => ({ content: `word${i} ` })), delayMs: 50 });
     await promptBox.fill("E2E-SLOW: talk for a long time");
     await promptBox.press("Enter");
@@ -382,8 +442,31 @@ async function main() {
     }
     await page.waitForTimeout(300);
     if ((await gap()) > 30) throw new Error(`follow mode left the view ${await gap()} px above the bottom while streaming`);
-    // ... until the reader scrolls up: then it stays put and offers "Jump to latest".
-    await transcriptBox.evaluate((t) => (t.scrollTop = 0));
+    // ... also through a resize of the sidebar (narrower, then back: the content reflows and
+    // the view's scroll position moves under it) ...
+    const wideBefore = await dragSidebarTo(220);
+    for (let i = 0; (await viewWidth()) > 260; i++) {
+      if (i > 40) throw new Error(`the sidebar did not get narrow: the view is ${await viewWidth()} px wide`);
+      await page.waitForTimeout(250);
+    }
+    await dragSidebarTo(wideBefore);
+    for (let i = 0; (await viewWidth()) < wideBefore - 60; i++) {
+      if (i > 40) throw new Error(`the sidebar did not get wide again: ${await viewWidth()} px`);
+      await page.waitForTimeout(250);
+    }
+    const wordsBeforeResizeCheck = (await view.locator(".msg.agent").last().innerText()).split(" ").length;
+    for (let i = 0; (await view.locator(".msg.agent").last().innerText()).split(" ").length < wordsBeforeResizeCheck + 5; i++) {
+      if (i > 40) throw new Error("the text stopped streaming during the resize check");
+      await page.waitForTimeout(250);
+    }
+    if ((await gap()) > 30 || (await view.locator("button#jump").isVisible())) throw new Error(`a resize of the sidebar left follow mode: ${await gap()} px above the bottom`);
+    // ... until the reader scrolls up (the wheel): then it stays put and offers "Jump to latest".
+    await transcriptBox.hover();
+    for (let i = 0; (await transcriptBox.evaluate((t) => t.scrollTop)) > 5; i++) {
+      if (i > 20) throw new Error("the wheel did not scroll the transcript to the top");
+      await page.mouse.wheel(0, -20000);
+      await page.waitForTimeout(250);
+    }
     await view.locator("button#jump").waitFor({ timeout: 5000 });
     const wordsAt = async () => (await view.locator(".msg.agent").last().innerText()).split(" ").length;
     const before = await wordsAt();
@@ -607,6 +690,19 @@ async function main() {
     await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).waitFor({ timeout: 5000 });
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
     say("@ mentions (a file with Enter, a folder with ArrowDown + Tab, Escape closes) reached the model; the removed current-file chip was not sent");
+    // Edit last puts back the text and its context (the mentions' attachments, the current
+    // file's chip left out as it was): sent again, the model gets the very same message.
+    await view.locator("button#edit-last").click();
+    if ((await promptBox.inputValue()) !== "E2E-MENTION: what is in @mention-target.ts and @src ") throw new Error(`Edit last put ${JSON.stringify(await promptBox.inputValue())} in the input`);
+    if ((await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).count()) !== 0) throw new Error("Edit last brought back the current-file chip the prompt was sent without");
+    fake.script("E2E-MENTION", { chunks: [{ content: "Again: MENTION_MARK." }] });
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Again: MENTION_MARK." }).waitFor({ timeout: 30000 });
+    const editedAsk = lastUserMessage();
+    if (editedAsk !== mentionAsk) throw new Error(`Edit last then Send did not send the same context: ${editedAsk.slice(0, 600)}`);
+    await chipsBox.locator(".chip[data-kind='file']", { hasText: "README.md" }).waitFor({ timeout: 5000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("Edit last restored the mentions' attachments: sent again, the model got the same message");
 
     // 9d. Add Selection to Chat puts the selection in the message being written as a chip
     // (it stays when the editor's selection changes) and sends nothing until Enter.
@@ -706,19 +802,7 @@ async function main() {
     if (!askedFor.includes("cat hello.txt")) throw new Error(`auto-edit mode should ask only for the command, asked: ${askedFor}`);
     // 10a. At VS Code's narrowest sidebar (170 px), with "Working…", a pending permission, and
     // cards with Open diff on screen: nothing sticks out of the view and the status is whole.
-    const sidebar = page.locator(".part.sidebar");
-    const dragSidebarTo = async (width) => {
-      const box = await sidebar.boundingBox();
-      const y = box.y + box.height / 2;
-      await page.mouse.move(box.x + box.width, y);
-      await page.mouse.down();
-      await page.mouse.move(box.x + (box.width + width) / 2, y, { steps: 5 });
-      await page.mouse.move(box.x + width, y, { steps: 5 });
-      await page.mouse.up();
-      return box.width;
-    };
     const wideWidth = await dragSidebarTo(170);
-    const viewWidth = () => view.locator("body").evaluate(() => document.documentElement.clientWidth);
     for (let i = 0; (await viewWidth()) > 200; i++) {
       if (i > 40) throw new Error(`the sidebar did not get narrow: the view is ${await viewWidth()} px wide`);
       await page.waitForTimeout(250);
