@@ -169,14 +169,15 @@ write_if_changed "$stubs/ar" '#!/bin/sh
 # Stub archiver: `ar <ops> <archive> [files]` writes an empty archive.
 [ $# -ge 2 ] && { case "$1" in *[qcr]*) printf "!<arch>\n" >"$2" ;; esac; }
 exit 0'
-write_if_changed "$stubs/xcrun" '#!/bin/sh
+mkdir -p "$stubs/bin"
+write_if_changed "$stubs/bin/xcrun" '#!/bin/sh
 # Stub xcrun: the SDK path is the stub SDK folder; any tool lookup answers the stub compiler.
 case "$*" in
   *--show-sdk-path*) echo "${SDKROOT:-/nonexistent}" ;;
   *--show-sdk-version*) echo "14.0" ;;
   *--show-sdk-platform-path*) echo "/nonexistent" ;;
-  *--find*) echo "$(dirname "$0")/cc" ;;
-  *) exec "$(dirname "$0")/cc" "$@" ;;
+  *--find*) echo "$(dirname "$0")/../cc" ;;
+  *) exec "$(dirname "$0")/../cc" "$@" ;;
 esac'
 mkdir -p "$stubs/MacOSX.sdk/usr/include" "$stubs/MacOSX.sdk/usr/lib"
 write_if_changed "$stubs/MacOSX.sdk/SDKSettings.json" '{"Version": "14.0", "CanonicalName": "macosx14.0"}'
