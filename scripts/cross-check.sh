@@ -48,26 +48,39 @@ export CARGO_TERM_COLOR=never
 # The machine is shared (and CI runs other work beside this): everything below runs niced.
 renice -n 10 $$ >/dev/null 2>&1 || true
 
+# CPU seconds (user + system) of all finished children so far: a step's CPU time is the
+# difference, which says more than wall time on a machine shared with other work.
+child_cpu() { # sets cpu_now; `times` runs in this shell (in $(...) it would see no children)
+  times >"$logs/.times"
+  cpu_now=$(awk 'NR == 2 {
+    n = split($0, t, " "); s = 0
+    for (i = 1; i <= n; i++) { split(t[i], p, "m"); sub("s", "", p[2]); s += p[1] * 60 + p[2] }
+    printf "%d", s }' "$logs/.times")
+}
 rows=()
 failed=0
 target_failed=0
 # step <target> <name> <command...>: runs it niced, output to its log; records the row.
 step() {
-  local target=$1 name=$2 log="$logs/$1.$2.log" start=$SECONDS status
+  local target=$1 name=$2 log="$logs/$1.$2.log" start=$SECONDS cpu0 status
   shift 2
   if [ $target_failed -eq 1 ]; then
-    rows+=("$target|$name|skipped|0")
+    rows+=("$target|$name|skipped|0|0")
     return 1
   fi
   printf '\n== %s: %s\n' "$target" "$name"
   echo "\$ $*" >"$log"
+  child_cpu
+  cpu0=$cpu_now
   "$@" >>"$log" 2>&1
   status=$?
+  child_cpu
+  local cpu=$((cpu_now - cpu0))
   if [ $status -eq 0 ]; then
-    rows+=("$target|$name|ok|$((SECONDS - start))")
+    rows+=("$target|$name|ok|$((SECONDS - start))|$cpu")
     tail -n 3 "$log"
   else
-    rows+=("$target|$name|FAILED ($status)|$((SECONDS - start))")
+    rows+=("$target|$name|FAILED ($status)|$((SECONDS - start))|$cpu")
     failed=1 target_failed=1
     echo "-- $target: $name failed (exit $status); full output: $log"
     report_errors "$log"
@@ -109,7 +122,7 @@ clippy_for() { # <target> <cargo check args...>: clippy-driver as cargo clippy r
   local target=$1
   shift
   RUSTC_WORKSPACE_WRAPPER="$CORVID_CROSS_CLIPPY_DRIVER" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" \
-    cargo_for "$target" check "$@"
+    cargo_for "$target" check --keep-going "$@"
 }
 
 for target in "${targets[@]}"; do
@@ -117,12 +130,12 @@ for target in "${targets[@]}"; do
   out="$target_root/$target"
   case $target in
     *-apple-darwin)
-      step "$target" check cargo_for "$target" check --workspace --all-targets
+      step "$target" check cargo_for "$target" check --keep-going --workspace --all-targets
       target_failed=0 # clippy reports the same errors and more: run it regardless
       step "$target" clippy clippy_for "$target" --workspace --all-targets
       ;;
     x86_64-pc-windows-gnu)
-      step "$target" check cargo_for "$target" check --workspace --tests
+      step "$target" check cargo_for "$target" check --keep-going --workspace --tests
       target_failed=0
       step "$target" clippy clippy_for "$target" --workspace --all-targets
       target_failed=0
@@ -165,10 +178,10 @@ for target in "${targets[@]}"; do
   esac
 done
 
-printf '\n== cross-check results\n%-28s %-12s %-14s %s\n' target step result seconds
+printf '\n== cross-check results\n%-26s %-11s %-13s %8s %8s\n' target step result seconds cpu-s
 for row in "${rows[@]}"; do
-  IFS='|' read -r t s r d <<<"$row"
-  printf '%-28s %-12s %-14s %6s\n' "$t" "$s" "$r" "$d"
+  IFS='|' read -r t s r d c <<<"$row"
+  printf '%-26s %-11s %-13s %8s %8s\n' "$t" "$s" "$r" "$d" "$c"
 done
 [ $failed -eq 0 ] || echo "cross-check: FAILED (logs in $logs)"
 exit $failed
