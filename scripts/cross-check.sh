@@ -87,17 +87,17 @@ step() {
   fi
   return $status
 }
-# The compile errors of a log as `file:line: message`, one per line, then their count; for
+# The compile errors and warnings of a log as `file:line:col: message`, then their count; for
 # other failures the log's last lines.
 report_errors() {
   local summary
   summary=$(awk '
     /^(error|warning)(\[[A-Z0-9]+\])?: / { msg = $0; next }
     /^ *--> / && msg != "" { sub(/^ *--> /, ""); print $0 ": " msg; msg = ""; next }
-  ' "$1" | grep -v ': warning' | sort -u)
+  ' "$1" | sort -u)
   if [ -n "$summary" ]; then
     echo "$summary"
-    echo "($(echo "$summary" | wc -l) distinct errors with a location)"
+    echo "($(grep -c ': error' <<<"$summary") distinct errors, $(grep -c ': warning' <<<"$summary") warnings with a location)"
     grep -E '^error: could not compile' "$1" | sort -u
   else
     tail -n 25 "$1"
