@@ -50,7 +50,11 @@ impl Status {
         if !cfg!(target_os = "linux") {
             let os = std::env::consts::OS;
             return if config.sandbox.required {
-                Status::None { reason: format!("the command sandbox is Linux-only (Landlock), not on {os}; commands are refused ([sandbox] required = true)") }
+                Status::None {
+                    reason: format!(
+                        "the command sandbox is Linux-only (Landlock), not on {os}; commands are refused ([sandbox] required = true)"
+                    ),
+                }
             } else {
                 Status::None { reason: format!("the command sandbox is Linux-only (Landlock), not on {os}") }
             };

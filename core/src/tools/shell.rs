@@ -179,10 +179,7 @@ pub async fn run(
         }
         status = child.wait().await.ok();
     }
-    let exit = Exit {
-        code: status.and_then(|s| s.code()),
-        signal: status.as_ref().and_then(process::signal_name),
-    };
+    let exit = Exit { code: status.and_then(|s| s.code()), signal: status.as_ref().and_then(process::signal_name) };
     let text = output.text();
     let (summary, ok, code) = outcome(&ended, timeout);
     let mut for_model = String::new();

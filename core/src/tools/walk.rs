@@ -29,11 +29,7 @@ pub fn check(cancel: &CancellationToken) -> Result<(), ToolError> {
 
 /// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
 pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
-    if super::jail::same_dir(dir, entry.path()) {
-        Ok(())
-    } else {
-        Err(JailError::Swapped(shown.to_string()).into())
-    }
+    if super::jail::same_dir(dir, entry.path()) { Ok(()) } else { Err(JailError::Swapped(shown.to_string()).into()) }
 }
 
 /// Threads a walk or a search uses: the cores, at least 2 and at most 8.
