@@ -16,9 +16,9 @@
 //!
 //! Where there is no launcher (an embedder that names none) or the sandbox is off, commands
 //! run as before. On other systems than Linux there is no sandbox (`unsupported`): the report
-//! says so, commands run unconfined, and `[sandbox] required = true` refuses them. Where the kernel has no Landlock, the launcher still runs (the network
-//! filter and the parent-death signal still apply) unless `[sandbox] required = true`, which
-//! makes it refuse the command.
+//! says so, commands run unconfined, and `[sandbox] required = true` refuses them. Where the
+//! kernel has no Landlock, the launcher still runs (the network filter and the parent-death
+//! signal still apply) unless `[sandbox] required = true`, which makes it refuse the command.
 
 #[cfg(target_os = "linux")]
 mod apply;

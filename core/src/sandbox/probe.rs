@@ -48,16 +48,10 @@ impl Status {
             return none("the sandbox is off ([sandbox] mode = \"off\")");
         }
         if !cfg!(target_os = "linux") {
-            let os = std::env::consts::OS;
-            return if config.sandbox.required {
-                Status::None {
-                    reason: format!(
-                        "the command sandbox is Linux-only (Landlock), not on {os}; commands are refused ([sandbox] required = true)"
-                    ),
-                }
-            } else {
-                Status::None { reason: format!("the command sandbox is Linux-only (Landlock), not on {os}") }
-            };
+            let reason = format!("the command sandbox is Linux-only (Landlock), not on {}", std::env::consts::OS);
+            let refused =
+                if config.sandbox.required { "; commands are refused ([sandbox] required = true)" } else { "" };
+            return Status::None { reason: reason + refused };
         }
         if config.sandbox.launcher.is_none() {
             return none("no sandbox launcher: this program is not the corvid binary and none is configured");
