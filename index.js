@@ -11,7 +11,19 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
-const { NativeAgent } = require("./native.cjs");
+const { NativeAgent } = loadAddon();
+
+/** The napi loader's binding, or an error that names this platform and what to do. */
+function loadAddon() {
+  try {
+    return require("./native.cjs");
+  } catch (cause) {
+    const { missingAddonMessage } = require("./platform.cjs");
+    const error = new Error(missingAddonMessage(cause), { cause });
+    error.code = "CORVID_ADDON_MISSING";
+    throw error;
+  }
+}
 
 /**
  * How the agent's commands are confined when the caller names nothing else: this very Node

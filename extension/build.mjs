@@ -1,6 +1,6 @@
 // Builds the extension with esbuild: dist/extension.js (Node, CommonJS; the ACP SDK and the
 // root package's createAgent() are bundled in), dist/webview.js (browser), and copies the
-// addon loader (native.cjs), the napi addon (.node) and the sandbox launcher script
+// addon loader (native.cjs, platform.cjs), the napi addon (.node) and the sandbox launcher script
 // (sandbox-launcher.cjs, which the bundled createAgent() runs commands through) next to the
 // bundle.
 //   node build.mjs           extension + webview
@@ -16,13 +16,21 @@ const dist = join(here, "dist");
 const tests = process.argv.includes("--tests");
 
 mkdirSync(dist, { recursive: true });
-const addon = readdirSync(root).filter((f) => /^corvid\..*\.node$/.test(f));
-if (addon.length === 0) {
-  console.error("build.mjs: no corvid.*.node at the repository root; run `npm run build:native` there first");
-  process.exit(1);
-}
 for (const f of readdirSync(dist)) if (f.endsWith(".node")) rmSync(join(dist, f));
-for (const f of [...addon, "native.cjs", "sandbox-launcher.cjs"]) copyFileSync(join(root, f), join(dist, f));
+// The addon: CORVID_ADDON=<platform>=<file.node> for another platform's VSIX (package.mjs),
+// else what `npm run build:native` left at the repository root.
+if (process.env.CORVID_ADDON) {
+  const [platform, file] = process.env.CORVID_ADDON.split("=");
+  copyFileSync(file, join(dist, `corvid.${platform}.node`));
+} else {
+  const addon = readdirSync(root).filter((f) => /^corvid\..*\.node$/.test(f));
+  if (addon.length === 0) {
+    console.error("build.mjs: no corvid.*.node at the repository root; run `npm run build:native` there first");
+    process.exit(1);
+  }
+  for (const f of addon) copyFileSync(join(root, f), join(dist, f));
+}
+for (const f of ["native.cjs", "platform.cjs", "sandbox-launcher.cjs"]) copyFileSync(join(root, f), join(dist, f));
 
 const common = { bundle: true, logLevel: "warning", sourcemap: false, target: "node20" };
 await esbuild.build({

@@ -11,11 +11,13 @@
 // `npm run build:types` still runs `napi build` to regenerate the committed `native.cjs` /
 // `native.d.ts` after the addon's exported API changes.
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { copyFileSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { platformName } = createRequire(import.meta.url)("../platform.cjs");
 execFileSync("cargo", ["build", "--release", "--locked", "--workspace"], { cwd: root, stdio: "inherit" });
 const metadata = JSON.parse(
   execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: root, encoding: "utf8" }),
@@ -25,12 +27,10 @@ const library = {
   darwin: "libcorvid_node.dylib",
   win32: "corvid_node.dll",
 }[process.platform];
-// napi-rs's platform names, as native.cjs looks them up.
-const abi = process.platform === "linux" ? (process.report?.getReport()?.header?.glibcVersionRuntime ? "-gnu" : "-musl")
-  : process.platform === "win32" ? "-msvc" : "";
 if (!library) throw new Error(`build-addon: unsupported platform ${process.platform}`);
 const from = join(metadata.target_directory, "release", library);
-const to = join(root, `corvid.${process.platform}-${process.arch}${abi}.node`);
+// napi-rs's platform name, as native.cjs looks the file up.
+const to = join(root, `corvid.${platformName()}.node`);
 // Copy, then rename into place: a Node process that has the old file loaded keeps its mapping.
 copyFileSync(from, `${to}.tmp`);
 renameSync(`${to}.tmp`, to);

@@ -12,13 +12,14 @@
 #       clippy   the same for --all-targets under clippy-driver, -D warnings
 #       build    cargo build --release -p corvid -Zbuild-std (mingw-w64 links)
 #       version  wine corvid.exe --version
-#       initialize   an ACP initialize round trip with `corvid.exe acp` under Wine
+#       turn     a prompt turn (scripts/smoke-turn.mjs: initialize, session/new, write_file,
+#                run_command through `cmd /C`, against the fake model) with `corvid.exe acp` under Wine
 #   aarch64-unknown-linux-gnu
 #       clippy   cargo clippy --release --workspace --all-targets, -D warnings (arm64 std from sid)
 #       build    cargo build --release --workspace (the binary and the addon, as scripts/test.sh)
-#       initialize   an ACP initialize round trip with `corvid acp` under qemu-aarch64-static
-#       addon    require() of the arm64 addon in the arm64 Node under qemu, then an initialize
-#                round trip through its NativeAgent
+#       turn     the same prompt turn with `corvid acp` under qemu-aarch64-static
+#       addon    require() of the arm64 addon in the arm64 Node under qemu, then the same turn
+#                through its NativeAgent
 #
 # Each target builds in its own folder under ~/.cache/corvid/cross-target/ (never the main
 # target folder). Prints a table (target, step, result, seconds); exits non-zero when a step
@@ -157,8 +158,7 @@ for target in "${targets[@]}"; do
         echo "imports: $(x86_64-w64-mingw32-objdump -p "$1/corvid.exe" | awk "/DLL Name:/ {print \$3}" | tr "\n" " ")"
       ' _ "$run" "$out/x86_64-pc-windows-gnu"
       step "$target" version timeout 300 wine "$run/corvid.exe" --version
-      step "$target" initialize env CORVID_DATA_DIR='Z:\tmp\corvid-cross-wine' \
-        node scripts/cross-initialize.mjs --exec wine "$run/corvid.exe" acp --store none
+      step "$target" turn node scripts/smoke-turn.mjs --wine --exec wine "$run/corvid.exe" acp --store none
       ;;
     aarch64-unknown-linux-gnu)
       qemu=(qemu-aarch64-static -L "$CORVID_CROSS_ARM64_SYSROOT")
@@ -167,12 +167,11 @@ for target in "${targets[@]}"; do
       step "$target" build cargo_for "$target" build --release --workspace
       bin="$out/$target/release"
       step "$target" version "${qemu[@]}" "$bin/corvid" --version
-      step "$target" initialize env CORVID_DATA_DIR="$(mktemp -d)" \
-        node scripts/cross-initialize.mjs --exec "${qemu[@]}" "$bin/corvid" acp --store none
+      step "$target" turn node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp --store none
       target_failed=0
       # napi-rs's file name for this platform (as scripts/build-addon.mjs names it).
       step "$target" addon bash -c 'cp "$1/libcorvid_node.so" "$1/corvid.linux-arm64-gnu.node" &&
-        exec "${@:2}"' _ "$bin" "${qemu[@]}" "$CORVID_CROSS_NODE_ARM64" scripts/cross-initialize.mjs \
+        exec "${@:2}"' _ "$bin" "${qemu[@]}" "$CORVID_CROSS_NODE_ARM64" scripts/smoke-turn.mjs \
         --addon "$bin/corvid.linux-arm64-gnu.node"
       ;;
   esac
