@@ -38,9 +38,10 @@ const env = { ...process.env };
 if (addon) env.CORVID_ADDON = `${addonPlatform[target]}=${resolve(addon)}`;
 execFileSync(process.execPath, [join(here, "build.mjs")], { cwd: here, env, stdio: "inherit" });
 mkdirSync(join(here, "dist-vsix"), { recursive: true });
-const vsce = join(here, "node_modules", ".bin", "vsce");
+// vsce's own script through this Node (node_modules/.bin/vsce is a .cmd shim on Windows).
+const vsce = join(here, "node_modules", "@vscode", "vsce", "vsce");
 const out = join("dist-vsix", `corvid-vscode-${target}.vsix`);
-execFileSync(vsce, ["package", "--target", target, "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", out], {
+execFileSync(process.execPath, [vsce, "package", "--target", target, "--no-dependencies", "--allow-missing-repository", "--skip-license", "-o", out], {
   cwd: here,
   stdio: "inherit",
 });

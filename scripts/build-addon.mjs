@@ -18,19 +18,30 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { platformName } = createRequire(import.meta.url)("../platform.cjs");
-execFileSync("cargo", ["build", "--release", "--locked", "--workspace"], { cwd: root, stdio: "inherit" });
+// `--target <triple> --platform <napi name>`: another target's addon (the release workflow
+// builds each platform's on its own runner, e.g. x86_64-apple-darwin on an arm64 Mac).
+const option = (name) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+const target = option("target");
+const platform = option("platform") ?? platformName();
+if (target && !option("platform")) throw new Error("build-addon: --target needs --platform (e.g. darwin-x64)");
+const targetArgs = target ? ["--target", target] : [];
+execFileSync("cargo", ["build", "--release", "--locked", "--workspace", ...targetArgs], { cwd: root, stdio: "inherit" });
 const metadata = JSON.parse(
   execFileSync("cargo", ["metadata", "--format-version", "1", "--no-deps"], { cwd: root, encoding: "utf8" }),
 );
+const os = platform.split("-")[0];
 const library = {
   linux: "libcorvid_node.so",
   darwin: "libcorvid_node.dylib",
   win32: "corvid_node.dll",
-}[process.platform];
-if (!library) throw new Error(`build-addon: unsupported platform ${process.platform}`);
-const from = join(metadata.target_directory, "release", library);
+}[os];
+if (!library) throw new Error(`build-addon: unsupported platform ${platform}`);
+const from = join(metadata.target_directory, ...(target ? [target] : []), "release", library);
 // napi-rs's platform name, as native.cjs looks the file up.
-const to = join(root, `corvid.${platformName()}.node`);
+const to = join(root, `corvid.${platform}.node`);
 // Copy, then rename into place: a Node process that has the old file loaded keeps its mapping.
 copyFileSync(from, `${to}.tmp`);
 renameSync(`${to}.tmp`, to);

@@ -13,13 +13,17 @@
 #       build    cargo build --release -p corvid -Zbuild-std (mingw-w64 links)
 #       version  wine corvid.exe --version
 #       turn     a prompt turn (scripts/smoke-turn.mjs: initialize, session/new, write_file,
-#                run_command through `cmd /C`, against the fake model) with `corvid.exe acp` under Wine
+#                run_command through `cmd /C`, against the fake model; the SQLite store) with
+#                `corvid.exe acp` under Wine
 #   aarch64-unknown-linux-gnu
 #       clippy   cargo clippy --release --workspace --all-targets, -D warnings (arm64 std from sid)
 #       build    cargo build --release --workspace (the binary and the addon, as scripts/test.sh)
 #       turn     the same prompt turn with `corvid acp` under qemu-aarch64-static
 #       addon    require() of the arm64 addon in the arm64 Node under qemu, then the same turn
 #                through its NativeAgent
+#       npm      the npm packages packed with that addon, installed by npm for arm64 into a
+#                fresh project, the same turn through `import "corvid-acp"` in the arm64 Node
+#       vsix     the linux-arm64 VSIX (extension/package.mjs), holding the arm64 addon only
 #
 # Each target builds in its own folder under ~/.cache/corvid/cross-target/ (never the main
 # target folder). Prints a table (target, step, result, seconds); exits non-zero when a step
@@ -158,7 +162,7 @@ for target in "${targets[@]}"; do
         echo "imports: $(x86_64-w64-mingw32-objdump -p "$1/corvid.exe" | awk "/DLL Name:/ {print \$3}" | tr "\n" " ")"
       ' _ "$run" "$out/x86_64-pc-windows-gnu"
       step "$target" version timeout 300 wine "$run/corvid.exe" --version
-      step "$target" turn node scripts/smoke-turn.mjs --wine --exec wine "$run/corvid.exe" acp --store none
+      step "$target" turn node scripts/smoke-turn.mjs --wine --exec wine "$run/corvid.exe" acp
       ;;
     aarch64-unknown-linux-gnu)
       qemu=(qemu-aarch64-static -L "$CORVID_CROSS_ARM64_SYSROOT")
@@ -167,12 +171,27 @@ for target in "${targets[@]}"; do
       step "$target" build cargo_for "$target" build --release --workspace
       bin="$out/$target/release"
       step "$target" version "${qemu[@]}" "$bin/corvid" --version
-      step "$target" turn node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp --store none
+      step "$target" turn node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp
       target_failed=0
       # napi-rs's file name for this platform (as scripts/build-addon.mjs names it).
       step "$target" addon bash -c 'cp "$1/libcorvid_node.so" "$1/corvid.linux-arm64-gnu.node" &&
         exec "${@:2}"' _ "$bin" "${qemu[@]}" "$CORVID_CROSS_NODE_ARM64" scripts/smoke-turn.mjs \
         --addon "$bin/corvid.linux-arm64-gnu.node"
+      target_failed=0
+      # The npm packages as published (scripts/npm-packages.mjs): installed by npm for arm64
+      # into a fresh project here, loaded by the arm64 Node under qemu, which runs the turn.
+      npm_out="$out/npm"
+      step "$target" npm bash -c 'rm -rf "$1" &&
+        node scripts/npm-packages.mjs pack --out "$1" --addon "linux-arm64-gnu=$2" &&
+        node scripts/npm-packages.mjs try --out "$1" --platform linux-arm64-gnu --node "${@:3}"' \
+        _ "$npm_out" "$bin/corvid.linux-arm64-gnu.node" "${qemu[@]}" "$CORVID_CROSS_NODE_ARM64"
+      target_failed=0
+      # The VSIX for linux-arm64 (extension/package.mjs): the bundle with the arm64 addon only.
+      step "$target" vsix bash -c 'cd extension && { [ -d node_modules ] || npm ci --no-audit --no-fund; } &&
+        node package.mjs --target linux-arm64 --addon "$1" &&
+        listing=$(python3 -m zipfile -l dist-vsix/corvid-vscode-linux-arm64.vsix) &&
+        grep "\.node" <<<"$listing" && grep -q "extension/dist/corvid\.linux-arm64-gnu\.node" <<<"$listing" &&
+        ! grep -q "linux-x64" <<<"$listing"' _ "$bin/corvid.linux-arm64-gnu.node"
       ;;
   esac
 done

@@ -46,7 +46,9 @@ function usage(problem) {
   console.error(`npm-packages: ${problem}\nusage: npm-packages.mjs pack --out DIR [--addon PLATFORM=FILE ...] | try --out DIR --platform PLATFORM [--node COMMAND...]`);
   process.exit(2);
 }
-const run = (file, args, cwd, extra = {}) => execFileSync(file, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", ...extra });
+// On Windows npm is a .cmd script, which only a shell runs.
+const run = (file, args, cwd) =>
+  execFileSync(file, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8", shell: process.platform === "win32" && file === "npm" });
 const tarball = (name) => join(out, `${name}-${version}.tgz`);
 
 /** Every platform package is declared for its platform and named after it. */

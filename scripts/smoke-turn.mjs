@@ -20,7 +20,7 @@
 // qemu are slow). Prints each step with its time.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -41,6 +41,12 @@ const log = (text) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)
 
 function fail(text) {
   log(`FAILED: ${text}`);
+  // What the tool calls reported, to tell where it went wrong.
+  for (const u of updates) {
+    if (u.sessionUpdate !== "tool_call" && u.sessionUpdate !== "tool_call_update") continue;
+    const shown = (u.content ?? []).map((c) => (c.type === "content" ? c.content?.text : c.type)).join(" | ");
+    log(`  ${u.sessionUpdate} ${u.toolCallId} ${u.status ?? ""} ${u.title ?? ""} ${shown}`.trimEnd());
+  }
   process.exit(1);
 }
 const timer = setTimeout(() => fail(`no end within ${timeoutSeconds} s`), timeoutSeconds * 1000);
@@ -59,6 +65,8 @@ const agentEnv = {
   CORVID_CONFIG: asAgentPath(join(dataDir, "config.toml")),
 };
 
+// The streamed session updates (the tool calls' are printed on failure).
+const updates = [];
 // A transport: send(message object); incoming messages go to `receive`.
 let receive = () => {};
 const transport = await open(mode, rest);
@@ -117,7 +125,6 @@ async function open(kind, rest) {
 
 // Requests by id, and the streamed updates.
 const waiting = new Map();
-const updates = [];
 let finished = false;
 receive = (message) => {
   if (message.method === "session/request_permission") {
@@ -162,7 +169,12 @@ if (!initializeOnly) {
   const answer = await request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text: marker }] });
   log(`session/prompt answered: stopReason ${answer.stopReason}`);
   if (answer.stopReason !== "end_turn") fail(`stopReason ${answer.stopReason}`);
-  const written = readFileSync(join(workspace, "smoke.txt"), "utf8");
+  let written = null;
+  try {
+    written = readFileSync(join(workspace, "smoke.txt"), "utf8");
+  } catch (error) {
+    fail(`smoke.txt was not written (${error.code})`);
+  }
   if (written !== content) fail(`smoke.txt holds ${JSON.stringify(written)}`);
   log("write_file: the file holds what was written");
   const toolResults = fake.requests.filter((r) => r.body?.messages).at(-1).body.messages.filter((m) => m.role === "tool");
@@ -178,5 +190,6 @@ finished = true;
 clearTimeout(timer);
 await transport.close();
 await fake.close();
+for (const folder of [workspace, dataDir]) rmSync(folder, { recursive: true, force: true });
 log(initializeOnly ? "initialize: ok" : "smoke turn: ok");
 process.exit(0);

@@ -145,7 +145,7 @@ fn existing_dir(method: &str, field: &str, path: &Path) -> Result<PathBuf, Agent
             format!("{field} must be an absolute path, got `{}`", path.display()),
         ));
     }
-    match std::fs::canonicalize(path) {
+    match dunce::canonicalize(path) {
         Ok(p) if p.is_dir() => Ok(p),
         Ok(_) => Err(AgentError::invalid_params(method, format!("{field} is not a directory: {}", path.display()))),
         Err(e) => Err(AgentError::invalid_params(method, format!("{field} does not exist: {} ({e})", path.display()))),

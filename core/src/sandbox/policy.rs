@@ -113,7 +113,7 @@ fn tmp_dir(data_dir: &Path, session_id: &str) -> PathBuf {
 /// Rules are compared with canonical paths (what the kernel resolves); a path that does not
 /// exist (yet) is kept absolute as given.
 fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+    dunce::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 #[cfg(test)]

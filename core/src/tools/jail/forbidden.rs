@@ -39,5 +39,5 @@ impl Jail {
 /// Forbidden paths are compared canonically, like resolved paths (e.g. /etc may be a
 /// symlink elsewhere); one that does not exist is kept as given.
 pub(super) fn canonical(forbidden: Vec<PathBuf>) -> Vec<PathBuf> {
-    forbidden.into_iter().map(|p| std::fs::canonicalize(&p).unwrap_or(p)).collect()
+    forbidden.into_iter().map(|p| dunce::canonicalize(&p).unwrap_or(p)).collect()
 }

@@ -28,20 +28,23 @@ impl Jail {
             // found walking down from the root: popping names off the end instead costs a
             // canonicalization of the whole path per name, quadratic in a long path of missing
             // names (a 400 KB path took 13 s). `rest` holds the other names, last first.
+            // The root (`/`, or `C:\` with its prefix) is taken as it is: on Windows a prefix
+            // alone names no file (`\\?\C:` fails every metadata call), which made every path
+            // count as outside the roots.
             let mut existing = PathBuf::new();
             let mut rest = Vec::new();
-            let mut names = pending.iter();
-            while let Some(name) = names.next() {
-                existing.push(name);
-                if std::fs::symlink_metadata(&existing).is_err() {
+            let mut components = pending.components();
+            while let Some(component) = components.next() {
+                existing.push(component);
+                if matches!(component, Component::Normal(_)) && std::fs::symlink_metadata(&existing).is_err() {
                     existing.pop();
-                    rest.extend(names.by_ref().rev().map(ToOwned::to_owned));
-                    rest.push(name.to_owned());
+                    rest.extend(components.by_ref().rev().map(|c| c.as_os_str().to_owned()));
+                    rest.push(component.as_os_str().to_owned());
                     break;
                 }
             }
             let canonical = loop {
-                match std::fs::canonicalize(&existing) {
+                match dunce::canonicalize(&existing) {
                     Ok(c) => break c,
                     Err(_) => {
                         if let Ok(target) = std::fs::read_link(&existing) {
@@ -55,7 +58,7 @@ impl Jail {
                             // The link exists, so its folder does and canonicalizes.
                             let dir = existing.parent().unwrap_or(Path::new("/"));
                             let mut next =
-                                std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).join(target);
+                                dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).join(target);
                             next.extend(rest.iter().rev());
                             pending = normalize(&next).ok_or_else(|| self.outside(path))?;
                             continue 'resolve;
