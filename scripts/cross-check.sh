@@ -18,7 +18,8 @@
 #   aarch64-unknown-linux-gnu
 #       clippy   cargo clippy --release --workspace --all-targets, -D warnings (arm64 std from sid)
 #       build    cargo build --release --workspace (the binary and the addon, as scripts/test.sh)
-#       turn     the same prompt turn with `corvid acp` under qemu-aarch64-static
+#       turn     the same prompt turn with `corvid acp` under qemu-aarch64-static (sandbox off:
+#                qemu-user cannot run it; see the step)
 #       addon    require() of the arm64 addon in the arm64 Node under qemu, then the same turn
 #                through its NativeAgent
 #       npm      the npm packages packed with that addon, installed by npm for arm64 into a
@@ -171,7 +172,10 @@ for target in "${targets[@]}"; do
       step "$target" build cargo_for "$target" build --release --workspace
       bin="$out/$target/release"
       step "$target" version "${qemu[@]}" "$bin/corvid" --version
-      step "$target" turn node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp
+      # The sandbox is off for this turn: qemu-user cannot run it (the launcher re-executes the
+      # arm64 binary, which needs binfmt_misc, and then PR_SET_CHILD_SUBREAPER fails with EINVAL
+      # under qemu). The release workflow runs the sandboxed turn on a real arm64 runner.
+      step "$target" turn env CORVID_SANDBOX=off node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp
       target_failed=0
       # napi-rs's file name for this platform (as scripts/build-addon.mjs names it).
       step "$target" addon bash -c 'cp "$1/libcorvid_node.so" "$1/corvid.linux-arm64-gnu.node" &&
@@ -181,7 +185,8 @@ for target in "${targets[@]}"; do
       # The npm packages as published (scripts/npm-packages.mjs): installed by npm for arm64
       # into a fresh project here, loaded by the arm64 Node under qemu, which runs the turn.
       npm_out="$out/npm"
-      step "$target" npm bash -c 'rm -rf "$1" &&
+      # Sandbox off, as for the binary's turn above (the addon's launcher is the arm64 Node).
+      step "$target" npm env CORVID_SANDBOX=off bash -c 'rm -rf "$1" &&
         node scripts/npm-packages.mjs pack --out "$1" --addon "linux-arm64-gnu=$2" &&
         node scripts/npm-packages.mjs try --out "$1" --platform linux-arm64-gnu --node "${@:3}"' \
         _ "$npm_out" "$bin/corvid.linux-arm64-gnu.node" "${qemu[@]}" "$CORVID_CROSS_NODE_ARM64"

@@ -95,13 +95,24 @@ function pack() {
   rmSync(stage, { recursive: true, force: true });
 }
 
-/** A fresh npm project with `tarballs` installed as npm would for `platform`. */
-function install(platform, tarballs) {
+/**
+ * A fresh npm project that depends on the front and, when `withPlatform`, has the platform
+ * package's tarball as an optional dependency: npm then chooses it by its `os`/`cpu`/`libc`
+ * as it chooses the front's own optional dependencies from the registry (those are not
+ * published from here, and npm skips an optional dependency it cannot fetch), told the
+ * platform's values so that an arm64 install can be made on this x64 machine.
+ */
+function install(platform, withPlatform) {
   const project = mkdtempSync(join(tmpdir(), `corvid-npm-try-${platform}-`));
-  writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "try-corvid-acp", private: true, type: "module" })}\n`);
-  const manifest = platformManifest(platform);
-  const target = [`--os=${manifest.os[0]}`, `--cpu=${manifest.cpu[0]}`, ...(manifest.libc ? [`--libc=${manifest.libc[0]}`] : [])];
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...target, ...tarballs], project);
+  const manifest = { name: "try-corvid-acp", private: true, type: "module", dependencies: { "corvid-acp": `file:${tarball("corvid-acp")}` } };
+  if (withPlatform) manifest.optionalDependencies = { [`corvid-acp-${platform}`]: `file:${tarball(`corvid-acp-${platform}`)}` };
+  writeFileSync(join(project, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  const { os, cpu, libc } = platformManifest(platform);
+  const target = [`--os=${os[0]}`, `--cpu=${cpu[0]}`, ...(libc ? [`--libc=${libc[0]}`] : [])];
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...target], project);
+  const installed = readdirSync(join(project, "node_modules")).filter((n) => n.startsWith("corvid-acp")).sort();
+  const expected = withPlatform ? ["corvid-acp", `corvid-acp-${platform}`] : ["corvid-acp"];
+  if (installed.join() !== expected.join()) throw new Error(`npm installed ${installed.join(", ")}; expected ${expected.join(", ")}`);
   return project;
 }
 
@@ -110,9 +121,7 @@ function tryPackages() {
   if (!platforms.includes(platform)) usage(`--platform must be one of ${platforms.join(", ")}`);
   const node = options.node ?? [process.execPath];
   // 1. The front alone (no platform package): loading fails and says which platform.
-  const bare = install(platform, [tarball("corvid-acp")]);
-  const installed = readdirSync(join(bare, "node_modules")).filter((n) => n.startsWith("corvid-acp"));
-  if (installed.join() !== "corvid-acp") throw new Error(`only corvid-acp was to be installed, found ${installed.join(", ")}`);
+  const bare = install(platform, false);
   const probe = `import("corvid-acp").then(() => { console.log("loaded"); process.exit(3); }, (e) => { console.log(e.message); process.exit(e.code === "CORVID_ADDON_MISSING" ? 0 : 4); })`;
   let message;
   try {
@@ -126,7 +135,7 @@ function tryPackages() {
   console.log(`without corvid-acp-${platform}: ${message}`);
   rmSync(bare, { recursive: true, force: true });
   // 2. With it: a prompt turn through `import "corvid-acp"`.
-  const project = install(platform, [tarball("corvid-acp"), tarball(`corvid-acp-${platform}`)]);
+  const project = install(platform, true);
   const smoke = join(root, "scripts", "smoke-turn.mjs");
   process.stdout.write(run(node[0], [...node.slice(1), smoke, "--package", project], root));
   rmSync(project, { recursive: true, force: true });
