@@ -57,8 +57,7 @@ impl Jail {
                             }
                             // The link exists, so its folder does and canonicalizes.
                             let dir = existing.parent().unwrap_or(Path::new("/"));
-                            let mut next =
-                                dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).join(target);
+                            let mut next = dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()).join(target);
                             next.extend(rest.iter().rev());
                             pending = normalize(&next).ok_or_else(|| self.outside(path))?;
                             continue 'resolve;
