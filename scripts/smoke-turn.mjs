@@ -152,6 +152,9 @@ async function request(method, params) {
 const init = await request("initialize", { protocolVersion: 1, clientCapabilities: {} });
 if (init.protocolVersion === undefined) fail(`initialize: no protocolVersion in ${JSON.stringify(init)}`);
 log(`initialize answered: protocol ${init.protocolVersion}, ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}`);
+// How the turn's command will be confined (landlock, or none with the reason).
+const sandbox = init._meta?.corvid?.sandbox;
+log(`sandbox: ${sandbox?.kind ?? "not reported"}${sandbox?.reason ? ` (${sandbox.reason})` : ""}`);
 
 if (!initializeOnly) {
   const session = await request("session/new", { cwd: asAgentPath(workspace), mcpServers: [] });

@@ -47,6 +47,9 @@ test("the packed front holds the loader and lists every platform package; the pl
 test("installed alone the front names the platform; with its platform package it runs a prompt turn", () => {
   const output = packages("try", "--platform", platform);
   assert.match(output, new RegExp(`without corvid-acp-${platform}: corvid-acp: the native addon for ${platform} did not load`));
+  // createAgent's default launcher is the installed package's sandbox-launcher.cjs, which
+  // finds the addon in the platform package: the turn's command ran confined through it.
+  if (process.platform === "linux") assert.match(output, /sandbox: landlock/);
   assert.match(output, /session\/prompt answered: stopReason end_turn/);
   assert.match(output, /smoke turn: ok/);
 });
