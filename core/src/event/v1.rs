@@ -23,8 +23,10 @@ pub fn payload(event: &Event) -> serde_json::Result<String> {
     let Some(update) = session_update(event) else {
         return Err(serde::ser::Error::custom("an update v1 has no word for"));
     };
-    if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_)) {
-        return serde_json::to_string(&update);
+    if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_))
+        || !needs_spelling_out(event)
+    {
+        return to_string_sized(&update, event);
     }
     let mut value = serde_json::to_value(&update)?;
     if let Some(obj) = value.as_object_mut() {
@@ -40,6 +42,42 @@ pub fn payload(event: &Event) -> serde_json::Result<String> {
         }
     }
     serde_json::to_string(&value)
+}
+
+/// Whether `payload` must add what the crate leaves out: a new call's status, a new file's
+/// `oldText`. A patch with neither skips the detour through a `Value`, which copies an edit's
+/// whole old and new text once more (megabytes for a large file).
+fn needs_spelling_out(event: &Event) -> bool {
+    match event {
+        Event::ToolChanged(patch) => patch
+            .content
+            .iter()
+            .flatten()
+            .any(|c| matches!(c, ToolContent::Diff { old: None, .. })),
+        _ => true,
+    }
+}
+
+/// `serde_json::to_string` into a buffer sized for the texts the update carries, so a diff of
+/// megabytes is not copied again at each doubling of a growing buffer.
+fn to_string_sized(update: &acp::SessionUpdate, event: &Event) -> serde_json::Result<String> {
+    let texts: usize = match event {
+        Event::ToolChanged(patch) => patch
+            .content
+            .iter()
+            .flatten()
+            .map(|c| match c {
+                ToolContent::Diff { old, new, .. } => old.as_ref().map_or(0, String::len) + new.len(),
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    };
+    // JSON escapes add a little (a newline becomes two bytes); one growth covers that.
+    let mut buffer = Vec::with_capacity(256 + texts + texts / 16);
+    serde_json::to_writer(&mut buffer, update)?;
+    // serde_json writes only valid UTF-8.
+    String::from_utf8(buffer).map_err(|e| serde::ser::Error::custom(e.to_string()))
 }
 
 /// The v1 `SessionUpdate` of an event (`None`: v1 has no word for it).
@@ -372,6 +410,20 @@ mod tests {
         assert!(content.get("oldText").is_some_and(Value::is_null), "{content}");
         assert_eq!(content["newText"], "hi");
         assert!(v.get("title").is_none(), "a patch leaves unset fields out: {v}");
+    }
+
+    #[test]
+    fn an_edit_patch_is_written_directly_and_reads_as_the_crate_spells_it() {
+        let old = "line\n\"quoted\"\ttab\n".repeat(1000);
+        let new = old.replacen("quoted", "edited", 1);
+        let diff = ToolContent::Diff { path: "/w/a.txt".into(), old: Some(old.clone()), new: new.clone() };
+        let event = Event::ToolChanged(ToolPatch::new("t1-1").status(ToolStatus::Completed).content(vec![diff]));
+        assert!(!needs_spelling_out(&event));
+        let text = payload(&event).expect("serializes");
+        let expected = serde_json::to_string(&session_update(&event).expect("a v1 update")).expect("serializes");
+        assert_eq!(text, expected, "the direct path writes what serde_json writes");
+        let v: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!((v["content"][0]["oldText"].as_str(), v["content"][0]["newText"].as_str()), (Some(&*old), Some(&*new)));
     }
 
     #[test]
