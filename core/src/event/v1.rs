@@ -49,11 +49,9 @@ pub fn payload(event: &Event) -> serde_json::Result<String> {
 /// whole old and new text once more (megabytes for a large file).
 fn needs_spelling_out(event: &Event) -> bool {
     match event {
-        Event::ToolChanged(patch) => patch
-            .content
-            .iter()
-            .flatten()
-            .any(|c| matches!(c, ToolContent::Diff { old: None, .. })),
+        Event::ToolChanged(patch) => {
+            patch.content.iter().flatten().any(|c| matches!(c, ToolContent::Diff { old: None, .. }))
+        }
         _ => true,
     }
 }
@@ -423,7 +421,10 @@ mod tests {
         let expected = serde_json::to_string(&session_update(&event).expect("a v1 update")).expect("serializes");
         assert_eq!(text, expected, "the direct path writes what serde_json writes");
         let v: Value = serde_json::from_str(&text).expect("JSON");
-        assert_eq!((v["content"][0]["oldText"].as_str(), v["content"][0]["newText"].as_str()), (Some(&*old), Some(&*new)));
+        assert_eq!(
+            (v["content"][0]["oldText"].as_str(), v["content"][0]["newText"].as_str()),
+            (Some(&*old), Some(&*new))
+        );
     }
 
     #[test]

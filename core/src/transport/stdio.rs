@@ -52,10 +52,23 @@ pub fn stdio(max_message_bytes: usize) -> io::Result<(Transport, StdioWriter)> {
         }
     })?;
 
-    let handle =
-        thread::Builder::new().name("corvid-stdout".into()).spawn(move || write_frames(out_rx, io::stdout()))?;
+    let handle = thread::Builder::new().name("corvid-stdout".into()).spawn(move || {
+        widen_stdout_pipe();
+        write_frames(out_rx, io::stdout())
+    })?;
 
     Ok((Transport { incoming: in_rx, outgoing: out_tx, max_message_bytes }, StdioWriter { handle }))
+}
+
+/// Asks for a 1 MiB pipe when stdout is a pipe (Linux; unprivileged processes may go up to
+/// `/proc/sys/fs/pipe-max-size`, 1 MiB by default). With the default 64 KiB, a frame of
+/// megabytes (an edit's diff of a large file) crosses in dozens of fill-and-wait rounds with
+/// the client's reader. Anything else (a file, a terminal, a refusal) keeps what it has.
+fn widen_stdout_pipe() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = nix::fcntl::fcntl(io::stdout(), nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20)) {
+        tracing::debug!(error = %e, "stdout keeps its pipe size");
+    }
 }
 
 /// Writes each frame followed by `\n`, flushing whenever the queue runs dry.
