@@ -17,8 +17,6 @@ function platformName(platform = process.platform, arch = process.arch) {
   return `${platform}-${arch}${abi}`;
 }
 
-module.exports = { platformName };
-
 /**
  * Why the addon could not be loaded, in words a user can act on: the platform's name, and
  * whether corvid-acp ships for it. `cause` is native.cjs's error, kept as the thrown
@@ -45,4 +43,4 @@ function missingAddonMessage(cause, name = platformName()) {
   );
 }
 
-module.exports.missingAddonMessage = missingAddonMessage;
+module.exports = { platformName, missingAddonMessage };
