@@ -1,7 +1,8 @@
 //! Starting the processes Corvid runs for the model (commands, MCP servers, `corvid chat`'s
 //! agent) and ending them with everything they started, the same way on every system:
-//! - the shell: `sh -c` on Unix; on Windows the `COMSPEC` shell (`cmd.exe` unless the user
-//!   set another) with `/C`;
+//! - the shell: `CORVID_SHELL` (e.g. `bash -c`, `pwsh -NoProfile -Command`) when set, else
+//!   `sh -c` on Unix and on Windows the `COMSPEC` shell (`cmd.exe` unless the user set
+//!   another) with `/C`;
 //! - the group: on Unix a process group of its own (`killpg` reaches the children); on
 //!   Windows a new process group, and `taskkill /T /F` ends the tree by parentage.
 //!
@@ -18,8 +19,21 @@ pub fn shell(command: &str) -> Command {
 }
 
 /// The shell's program and arguments for `command` (an editor's `terminal/create` gets them
-/// as strings).
+/// as strings): `CORVID_SHELL` when set, else `sh -c` on Unix and on Windows the `COMSPEC`
+/// shell (`cmd.exe`) with `/C`.
 pub fn shell_argv(command: &str) -> (String, Vec<String>) {
+    shell_argv_with(std::env::var("CORVID_SHELL").ok().as_deref(), command)
+}
+
+/// The same line as [`shell_argv`], with the shell configured as `configured`: a program and
+/// its leading arguments split at whitespace (`bash -c`, `pwsh -NoProfile -Command`), the
+/// command line appended as one argument. Blank counts as unset.
+pub fn shell_argv_with(configured: Option<&str>, command: &str) -> (String, Vec<String>) {
+    let mut parts = configured.unwrap_or_default().split_whitespace();
+    if let Some(program) = parts.next() {
+        let args = parts.map(str::to_string).chain([command.to_string()]).collect();
+        return (program.to_string(), args);
+    }
     #[cfg(windows)]
     {
         let shell = std::env::var("COMSPEC").unwrap_or_else(|_| "cmd.exe".to_string());
@@ -113,6 +127,23 @@ pub fn signal_name(status: &std::process::ExitStatus) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_shell_gets_the_line_as_its_last_argument() {
+        let line = "echo 'a b' && true";
+        assert_eq!(
+            shell_argv_with(Some("pwsh  -NoProfile -Command "), line),
+            ("pwsh".to_string(), vec!["-NoProfile".to_string(), "-Command".to_string(), line.to_string()])
+        );
+        assert_eq!(
+            shell_argv_with(Some("bash -c"), line),
+            ("bash".to_string(), vec!["-c".to_string(), line.to_string()])
+        );
+        // Blank is unset: the platform's default.
+        assert_eq!(shell_argv_with(Some("  "), line), shell_argv_with(None, line));
+        #[cfg(unix)]
+        assert_eq!(shell_argv_with(None, line), ("sh".to_string(), vec!["-c".to_string(), line.to_string()]));
+    }
 
     #[tokio::test]
     async fn kill_ends_the_group_and_what_it_started() {

@@ -30,8 +30,8 @@ function workspace() {
 }
 
 /** Starts an agent, a session in `root`, and returns helpers. `answer(request)` decides permissions. */
-async function setup(root, { config = "", answer = () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }) } = {}) {
-  const agent = spawnAgent({ env: agentEnv({ fake, config }) });
+async function setup(root, { config = "", extra = {}, answer = () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }) } = {}) {
+  const agent = spawnAgent({ env: agentEnv({ fake, config, extra }) });
   await agent.request("init", "initialize", { protocolVersion: 1, clientCapabilities: {} });
   const s = await agent.request("new", "session/new", { cwd: root, mcpServers: [] });
   const sessionId = s.result.sessionId;
@@ -543,4 +543,19 @@ test("usage_update carries the session's cost; token and cost budgets end the tu
   assert.equal(r4.result.stopReason, "max_tokens");
   assert.match(t.updates().filter((u) => u.sessionUpdate === "agent_message_chunk").at(-1).content.text, /used 30 tokens, reaching its limit of 20 \(`max_session_tokens`/);
   await t.done();
+});
+
+test("CORVID_SHELL picks the shell commands run in, inside the sandbox as well", async () => {
+  const { root } = workspace();
+  const t = await setup(root, { extra: { CORVID_SHELL: "bash -c" } });
+  // `$BASH_VERSION` is set by bash only; `sh` (dash here) leaves it empty.
+  const r = await t.turn([call("run_command", { command: 'echo "shell:${BASH_VERSION%%.*}"' }), say("ok")]);
+  assert.equal(r.result.stopReason, "end_turn");
+  assert.match(lastToolResult(), /shell:[0-9]+/);
+  await t.done();
+
+  const u = await setup(workspace().root);
+  await u.turn([call("run_command", { command: 'echo "shell:${BASH_VERSION%%.*}"' }), say("ok")]);
+  assert.match(lastToolResult(), /shell:\s/, "without it, sh");
+  await u.done();
 });

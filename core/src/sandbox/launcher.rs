@@ -48,9 +48,10 @@ impl Launch {
         launch
     }
 
-    /// The launcher's arguments for `sh -c command`: its own leading ones, then the sandbox's.
+    /// The launcher's arguments for the shell running `command` (`sh -c`, or `CORVID_SHELL`):
+    /// its own leading ones, then the sandbox's.
     pub fn args(&self, command: &str) -> Vec<OsString> {
-        self.args_for(["sh", "-c", command].map(OsString::from))
+        self.args_for(shell_line(command))
     }
 
     /// The launcher's arguments for any program and its arguments.
@@ -68,7 +69,7 @@ impl Launch {
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
     /// first (0700, like its parents that do not exist yet).
     pub async fn command(&self, command: &str) -> std::io::Result<tokio::process::Command> {
-        self.program(["sh", "-c", command].map(OsString::from)).await
+        self.program(shell_line(command)).await
     }
 
     /// `program` (its path and arguments) under the launcher, as `command` does for a shell
@@ -98,6 +99,12 @@ impl Launch {
         dir.mode(0o700);
         dir.recursive(true).create(&self.policy.tmp).await
     }
+}
+
+/// The shell's program and arguments for `command` ([`crate::process::shell_argv`]).
+fn shell_line(command: &str) -> Vec<OsString> {
+    let (program, args) = crate::process::shell_argv(command);
+    std::iter::once(program).chain(args).map(OsString::from).collect()
 }
 
 #[cfg(test)]
