@@ -2,7 +2,9 @@
 // notes, never into timed tests).
 //
 //   npm run bench:scale   (target/release/corvid or $CORVID_BIN; `rg` on PATH for the references;
-//                          BENCH_ONLY=search,glob,edit,list,load,turns runs only those)
+//                          BENCH_ONLY=search,glob,edit,list,load,turns runs only those;
+//                          BENCH_STORE=none runs the tool agent without a store, to see what
+//                          storing the updates costs)
 //
 // - search / glob: the tools over a generated tree of 100,000 files (about 1 GB, kept in
 //   $BENCH_TREE, by default ~/.cache/corvid/bench-tree, and reused), timed from the tool's
@@ -87,7 +89,7 @@ function rg(args) {
 }
 
 const tools = { env: { ...agentEnv({ fake }), CORVID_LOG: "warn" } };
-const treeAgent = startCardClient(tools.env);
+const treeAgent = startCardClient(tools.env, process.env.BENCH_STORE ? ["--store", process.env.BENCH_STORE] : []);
 await treeAgent.request("initialize", INIT);
 /** Times `call` (a tool call the model makes) RUNS times after one warm-up; checks each result with `ok`. */
 async function timeTool(agent, cwd, name, args, ok) {

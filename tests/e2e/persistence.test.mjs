@@ -1,7 +1,7 @@
 // Sessions survive the process: the SQLite store, exact replay, resume, list, delete, crashes.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -115,6 +115,36 @@ test("golden: session/load in a new process replays exactly what the live turns 
   assert.deepEqual(replayed3.slice(0, liveLines.length), liveLines);
   assert.deepEqual(replayed3, [...replayed.filter(notUser), ...turnThree]);
   await finish(third);
+});
+
+test("a large file's edit: the diff carries both whole texts, escapes and all, and replays byte for byte", async () => {
+  const env = agentEnv({ fake });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-bigedit-"));
+  // Past the size where the texts are spliced into the serialized update (event/json_text.rs):
+  // quotes, backslashes, tabs, a control byte and multibyte characters on every line.
+  const old = Array.from({ length: 3000 }, (_, i) => `\tline ${i}: "quoted" back\\slash \u0001 é日本 🦀`).join("\n") + "\n";
+  writeFileSync(join(cwd, "big.txt"), old);
+  fake.script("BIG-EDIT", {
+    steps: [{ toolCalls: [{ name: "edit_file", arguments: { path: "big.txt", old_text: 'line 1500: "quoted"', new_text: 'line 1500: "edited"' } }] }, { chunks: [{ content: "Edited." }] }],
+  });
+  const { agent: live } = await start(env);
+  const { sessionId } = (await live.request(1, "session/new", { cwd, mcpServers: [] })).result;
+  await live.request(2, "session/set_config_option", { sessionId, configId: "mode", value: "auto-edit" });
+  assert.equal((await live.request(3, "session/prompt", { sessionId, prompt: text("BIG-EDIT go") })).result.stopReason, "end_turn");
+  const expected = old.replace('line 1500: "quoted"', 'line 1500: "edited"');
+  assert.equal(readFileSync(join(cwd, "big.txt"), "utf8"), expected);
+  const done = live.frames.find((f) => isUpdate(sessionId)(f) && f.params.update.status === "completed");
+  const diff = done.params.update.content.find((c) => c.type === "diff");
+  assert.equal(diff.oldText, old);
+  assert.equal(diff.newText, expected);
+  const liveLines = updateLines(live, sessionId);
+  await finish(live);
+
+  const { agent: again } = await start(env);
+  assert.ok((await again.request(1, "session/load", { sessionId, cwd, mcpServers: [] })).result);
+  const replayed = replayLines(again, sessionId, 1).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
+  assert.deepEqual(replayed, liveLines);
+  await finish(again);
 });
 
 test("end of input closes the store: the write-ahead log is checkpointed and removed", async () => {

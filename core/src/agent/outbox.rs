@@ -161,8 +161,17 @@ async fn commit(store: &impl Persist, records: &[Record]) {
 /// The `session/update` frame for a stored payload. Live sends and `session/load` replay both
 /// use this, so a replayed frame is byte-for-byte the live one.
 pub fn update_frame(session_id: &str, payload: &str) -> String {
-    let id = serde_json::Value::String(session_id.to_string());
-    format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{id},"update":{payload}}}}}"#)
+    const HEAD: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"#;
+    let id = serde_json::Value::String(session_id.to_string()).to_string();
+    // Sized up front: a diff's payload is megabytes, which `format!` would copy again at each
+    // doubling of its buffer.
+    let mut frame = String::with_capacity(HEAD.len() + id.len() + payload.len() + 16);
+    frame.push_str(HEAD);
+    frame.push_str(&id);
+    frame.push_str(r#","update":"#);
+    frame.push_str(payload);
+    frame.push_str("}}");
+    frame
 }
 
 /// Stores an event in the session's ledger and, if `send`, sends it to the client once it is

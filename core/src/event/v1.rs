@@ -4,6 +4,7 @@
 
 use agent_client_protocol_schema::v1 as acp;
 
+use super::json_text::Texts;
 use super::{
     Choice, Command, Compaction, CompactionStatus, ConfigCategory, ConfigSelect, Event, Location, PlanItem,
     PlanPriority, PlanStatus, SessionMessage, StopReason, Subagent, SubagentState, ToolContent, ToolKind, ToolPatch,
@@ -14,19 +15,22 @@ use super::{
 /// crate omits defaults: a new call says `"status":"pending"`, and a diff of a new file says
 /// `"oldText":null`, so clients that do not apply the schema's defaults still render them right.
 ///
+/// A diff's texts (a file's whole old and new text, megabytes for a large file) are not
+/// copied into the schema's types: they are spliced into the serialized update
+/// ([`json_text::Texts`]), which writes what serde_json would, at memory speed.
+///
 /// An agent-owned terminal's update, which v1 has no word for, is stored in v2's spelling
 /// (`event::v2::terminal`) and never sent to v1 clients ([`for_v1`]).
 pub fn payload(event: &Event) -> serde_json::Result<String> {
     if let Event::Terminal(t) = event {
         return Ok(super::v2::terminal_payload(t));
     }
-    let Some(update) = session_update(event) else {
+    let mut texts = Texts::spliced();
+    let Some(update) = session_update(event, &mut texts) else {
         return Err(serde::ser::Error::custom("an update v1 has no word for"));
     };
-    if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_))
-        || !needs_spelling_out(event)
-    {
-        return to_string_sized(&update, event);
+    if !matches!(update, acp::SessionUpdate::ToolCall(_) | acp::SessionUpdate::ToolCallUpdate(_)) {
+        return Ok(texts.splice(serde_json::to_string(&update)?));
     }
     let mut value = serde_json::to_value(&update)?;
     if let Some(obj) = value.as_object_mut() {
@@ -41,45 +45,11 @@ pub fn payload(event: &Event) -> serde_json::Result<String> {
             }
         }
     }
-    serde_json::to_string(&value)
-}
-
-/// Whether `payload` must add what the crate leaves out: a new call's status, a new file's
-/// `oldText`. A patch with neither skips the detour through a `Value`, which copies an edit's
-/// whole old and new text once more (megabytes for a large file).
-fn needs_spelling_out(event: &Event) -> bool {
-    match event {
-        Event::ToolChanged(patch) => {
-            patch.content.iter().flatten().any(|c| matches!(c, ToolContent::Diff { old: None, .. }))
-        }
-        _ => true,
-    }
-}
-
-/// `serde_json::to_string` into a buffer sized for the texts the update carries, so a diff of
-/// megabytes is not copied again at each doubling of a growing buffer.
-fn to_string_sized(update: &acp::SessionUpdate, event: &Event) -> serde_json::Result<String> {
-    let texts: usize = match event {
-        Event::ToolChanged(patch) => patch
-            .content
-            .iter()
-            .flatten()
-            .map(|c| match c {
-                ToolContent::Diff { old, new, .. } => old.as_ref().map_or(0, String::len) + new.len(),
-                _ => 0,
-            })
-            .sum(),
-        _ => 0,
-    };
-    // JSON escapes add a little (a newline becomes two bytes); one growth covers that.
-    let mut buffer = Vec::with_capacity(256 + texts + texts / 16);
-    serde_json::to_writer(&mut buffer, update)?;
-    // serde_json writes only valid UTF-8.
-    String::from_utf8(buffer).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    Ok(texts.splice(serde_json::to_string(&value)?))
 }
 
 /// The v1 `SessionUpdate` of an event (`None`: v1 has no word for it).
-fn session_update(event: &Event) -> Option<acp::SessionUpdate> {
+fn session_update<'e>(event: &'e Event, texts: &mut Texts<'e>) -> Option<acp::SessionUpdate> {
     Some(match event {
         Event::UserChunk { message_id, content } => {
             acp::SessionUpdate::UserMessageChunk(chunk(content.clone(), message_id))
@@ -91,7 +61,7 @@ fn session_update(event: &Event) -> Option<acp::SessionUpdate> {
             acp::SessionUpdate::AgentThoughtChunk(chunk(acp::ContentBlock::from(text.clone()), message_id))
         }
         Event::ToolStarted(start) => acp::SessionUpdate::ToolCall(tool_call(start)),
-        Event::ToolChanged(patch) => acp::SessionUpdate::ToolCallUpdate(tool_call_update(patch)),
+        Event::ToolChanged(patch) => acp::SessionUpdate::ToolCallUpdate(tool_call_update_with(patch, texts)),
         Event::Plan(items) => acp::SessionUpdate::Plan(acp::Plan::new(items.iter().map(plan_entry).collect())),
         Event::PlanUpdate { plan_id, items } => acp::SessionUpdate::PlanUpdate(acp::PlanUpdate::new(
             acp::PlanUpdateContent::items(plan_id.clone(), items.iter().map(plan_entry).collect()),
@@ -232,6 +202,10 @@ fn tool_call(start: &ToolStart) -> acp::ToolCall {
 
 /// A tool call patch as v1's `ToolCallUpdate` (also the tool call of a permission question).
 pub fn tool_call_update(patch: &ToolPatch) -> acp::ToolCallUpdate {
+    tool_call_update_with(patch, &mut Texts::copied())
+}
+
+fn tool_call_update_with<'e>(patch: &'e ToolPatch, texts: &mut Texts<'e>) -> acp::ToolCallUpdate {
     let mut fields = acp::ToolCallUpdateFields::new();
     if let Some(title) = &patch.title {
         fields = fields.title(title.clone());
@@ -249,7 +223,7 @@ pub fn tool_call_update(patch: &ToolPatch) -> acp::ToolCallUpdate {
         fields = fields.raw_input(raw_input.clone());
     }
     if let Some(content) = &patch.content {
-        fields = fields.content(content.iter().map(tool_content).collect::<Vec<_>>());
+        fields = fields.content(content.iter().map(|c| tool_content(c, texts)).collect::<Vec<_>>());
     }
     if let Some(raw_output) = &patch.raw_output {
         fields = fields.raw_output(raw_output.clone());
@@ -281,12 +255,15 @@ fn location(l: &Location) -> acp::ToolCallLocation {
     acp::ToolCallLocation::new(l.path.clone()).line(l.line)
 }
 
-fn tool_content(content: &ToolContent) -> acp::ToolCallContent {
+fn tool_content<'e>(content: &'e ToolContent, texts: &mut Texts<'e>) -> acp::ToolCallContent {
     match content {
         ToolContent::Text(text) => acp::ToolCallContent::from(acp::ContentBlock::from(text.clone())),
         ToolContent::Block(block) => acp::ToolCallContent::from(block.as_ref().clone()),
         ToolContent::Diff { path, old, new } => {
-            acp::ToolCallContent::from(acp::Diff::new(path.clone(), new.clone()).old_text(old.clone()))
+            let new = texts.place(new);
+            acp::ToolCallContent::from(
+                acp::Diff::new(path.clone(), new).old_text(old.as_deref().map(|o| texts.place(o))),
+            )
         }
         ToolContent::Terminal(id) => acp::ToolCallContent::Terminal(acp::Terminal::new(id.clone())),
         ToolContent::Session(id) => acp::ToolCallContent::Session(acp::SessionReference::new(id.clone())),
@@ -411,20 +388,25 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_patch_is_written_directly_and_reads_as_the_crate_spells_it() {
+    fn a_large_diff_is_spliced_in_and_reads_as_the_crate_spells_it() {
         let old = "line\n\"quoted\"\ttab\n".repeat(1000);
         let new = old.replacen("quoted", "edited", 1);
         let diff = ToolContent::Diff { path: "/w/a.txt".into(), old: Some(old.clone()), new: new.clone() };
         let event = Event::ToolChanged(ToolPatch::new("t1-1").status(ToolStatus::Completed).content(vec![diff]));
-        assert!(!needs_spelling_out(&event));
         let text = payload(&event).expect("serializes");
-        let expected = serde_json::to_string(&session_update(&event).expect("a v1 update")).expect("serializes");
-        assert_eq!(text, expected, "the direct path writes what serde_json writes");
+        let expected = serde_json::to_string(&session_update(&event, &mut Texts::copied()).expect("a v1 update"))
+            .expect("serializes");
+        assert_eq!(text, expected, "splicing writes what serde_json writes");
         let v: Value = serde_json::from_str(&text).expect("JSON");
         assert_eq!(
             (v["content"][0]["oldText"].as_str(), v["content"][0]["newText"].as_str()),
             (Some(&*old), Some(&*new))
         );
+
+        let created = ToolContent::Diff { path: "/w/b.txt".into(), old: None, new: new.clone() };
+        let v = rendered(&Event::ToolChanged(ToolPatch::new("t1-2").content(vec![created])));
+        assert!(v["content"][0].get("oldText").is_some_and(Value::is_null), "a new file's diff says so");
+        assert_eq!(v["content"][0]["newText"].as_str(), Some(&*new));
     }
 
     #[test]

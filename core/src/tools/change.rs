@@ -37,8 +37,8 @@ impl Change {
     /// Writes it. Callers plan again right before applying, so edits the user made while a
     /// permission question was open are not overwritten with a stale text.
     pub async fn apply(self, jail: &Jail, files: &Files<'_>) -> Result<Output, ToolError> {
-        let resolved = files.write(jail, &self.path, &self.new).await?;
-        let diff = ToolContent::Diff { path: resolved.clone(), old: self.old, new: self.new };
+        let (resolved, new) = files.write(jail, &self.path, self.new).await?;
+        let diff = ToolContent::Diff { path: resolved.clone(), old: self.old, new };
         Ok(Output {
             for_model: self.summary.clone(),
             content: vec![diff],

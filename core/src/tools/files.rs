@@ -51,18 +51,19 @@ impl<'a> Files<'a> {
         blocking(self.cancel, move |_| read_disk(&jail, &path)).await
     }
 
-    /// Writes `content` to `path` (creating it), returning the canonical path.
-    pub async fn write(&self, jail: &Jail, path: &str, content: &str) -> Result<PathBuf, ToolError> {
+    /// Writes `content` to `path` (creating it), returning the canonical path and `content`
+    /// (taken and given back rather than copied: it may be a file of megabytes).
+    pub async fn write(&self, jail: &Jail, path: &str, content: String) -> Result<(PathBuf, String), ToolError> {
         if self.editor.features().write_text_file {
             let resolved = jail.resolve(path)?;
-            return match self.editor.write_text_file(resolved.clone(), content.to_string()).await {
-                Ok(()) => Ok(resolved),
+            return match self.editor.write_text_file(resolved.clone(), content.clone()).await {
+                Ok(()) => Ok((resolved, content)),
                 Err(EditorError::Cancelled) => Err(ToolError::Cancelled),
                 Err(e) => Err(ToolError::Failed(format!("{path}: the editor could not write it: {e}"))),
             };
         }
-        let (jail, path, content) = (jail.clone(), path.to_string(), content.to_string());
-        blocking(self.cancel, move |_| write_disk(&jail, &path, &content)).await
+        let (jail, path) = (jail.clone(), path.to_string());
+        blocking(self.cancel, move |_| Ok((write_disk(&jail, &path, &content)?, content))).await
     }
 }
 
@@ -74,7 +75,10 @@ fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolE
         }
         Err(e) => return Err(e.into()),
     };
-    let mut bytes = Vec::new();
+    // Sized from the file's length: through `take`, `read_to_end` would start small and read
+    // a large file in a score of growing pieces, copying it at each growth.
+    let size = file.metadata().map_or(0, |m| m.len().min(READ_BYTES));
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(READ_BYTES).read_to_end(&mut bytes).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{path} is not a UTF-8 text file")))?;
     Ok((resolved, Some(text)))
@@ -83,6 +87,32 @@ fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolE
 fn write_disk(jail: &Jail, path: &str, content: &str) -> Result<PathBuf, ToolError> {
     use std::io::Write;
     let (resolved, mut file) = jail.open_write(path)?;
-    file.write_all(content.as_bytes()).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
+    let failed = |e: std::io::Error| ToolError::Failed(format!("{path}: {e}"));
+    file.write_all(content.as_bytes()).map_err(failed)?;
+    file.set_len(content.len() as u64).map_err(failed)?;
     Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::Roots;
+
+    /// The disk side of write and read: a rewrite to a shorter text leaves no tail of the
+    /// longer one (the file is overwritten, then cut to length).
+    #[test]
+    fn a_shorter_rewrite_leaves_nothing_of_the_longer_text() {
+        let root = std::env::temp_dir().join(format!("corvid-files-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let root = dunce::canonicalize(root).expect("canon");
+        let jail = Jail::new(Roots::new(root.clone(), Vec::new()), Vec::new());
+        let long = "0123456789\n".repeat(10_000);
+        write_disk(&jail, "a.txt", &long).expect("write");
+        let read = |jail: &Jail| read_disk(jail, "a.txt").ok().and_then(|(_, text)| text);
+        assert_eq!(read(&jail).as_deref(), Some(&*long));
+        write_disk(&jail, "a.txt", "short\n").expect("rewrite");
+        assert_eq!(read(&jail).as_deref(), Some("short\n"));
+        assert_eq!(read_disk(&jail, "missing.txt").ok().map(|(_, text)| text), Some(None));
+        let _ = std::fs::remove_dir_all(root);
+    }
 }

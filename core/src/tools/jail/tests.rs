@@ -111,10 +111,10 @@ fn opening_after_the_check_never_follows_a_swapped_link() {
     assert!(jail.open_beneath(&dir, Open::Dir, "src").is_err());
     assert_eq!(std::fs::read_to_string(outside.join("keep.txt")).expect("read"), "precious", "never truncated");
     assert!(!outside.join("new.txt").exists(), "nothing created outside");
-    // Missing parents are created inside; writes truncate only after the checks.
+    // Missing parents are created inside; opening to write changes nothing by itself.
     std::fs::write(root.join("old.txt"), "0123456789").expect("write");
     let (_, f) = jail.open_write("old.txt").expect("open");
-    assert_eq!(f.metadata().expect("meta").len(), 0);
+    assert_eq!(f.metadata().expect("meta").len(), 10);
     assert!(jail.open_write("deep/er/new.txt").is_ok());
     // A plain file where a directory should be is not mistaken for a swap.
     assert!(matches!(jail.open_write("old.txt/x"), Err(JailError::Io { .. })));
