@@ -86,14 +86,18 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let mut run = 0; // start of the bytes not yet written
     let mut i = 0;
     while i < bytes.len() {
-        // Skip eight plain bytes at a time.
-        while let Some(chunk) = bytes.get(i..i + 8) {
+        // Eight bytes at a time up to the first that needs an escape.
+        if let Some(chunk) = bytes.get(i..i + 8) {
             let word =
                 u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
-            if needs_escape(word) {
-                break;
+            let found = needs_escape(word);
+            if found == 0 {
+                i += 8;
+                continue;
             }
-            i += 8;
+            // The lowest flagged byte is exact (only bytes above a real one can be flagged
+            // wrongly, by a borrow): step straight to it.
+            i += (found.trailing_zeros() / 8) as usize;
         }
         let Some(&b) = bytes.get(i) else { break };
         let escape: &[u8] = match b {
@@ -121,15 +125,16 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Whether any byte of `word` is a control byte, `"` or `\`: the `hasless` and `haszero` word
-/// tricks (Bit Twiddling Hacks), both exact for "is there any such byte".
-fn needs_escape(word: u64) -> bool {
+/// The high bit of each byte of `word` (little-endian) that is a control byte, `"` or `\`,
+/// by the `hasless` and `haszero` word tricks (Bit Twiddling Hacks): zero exactly when there is
+/// none, and the lowest bit set is the first such byte.
+fn needs_escape(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     // A byte below 0x20: subtracting 0x20 borrows into its high bit, which it did not have.
-    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
-    control || has_zero(word ^ (ONES * u64::from(b'"'))) || has_zero(word ^ (ONES * u64::from(b'\\')))
+    let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))
 }
 
 #[cfg(test)]

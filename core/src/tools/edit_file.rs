@@ -26,22 +26,30 @@ impl EditFile {
         }
         let (resolved, old) = cx.files().read(cx.jail, &a.path).await?;
         let old = old.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
-        match old.matches(&a.old_text).count() {
-            1 => {}
-            0 => {
+        // One pass over the file (SIMD, not `str::matches`' byte-wise search): the first match,
+        // then the others after it, counted as `str::matches` counts them (not overlapping).
+        let finder = memchr::memmem::Finder::new(a.old_text.as_bytes());
+        let at = finder.find(old.as_bytes());
+        let count = at.map_or(0, |at| 1 + finder.find_iter(&old.as_bytes()[at + a.old_text.len()..]).count());
+        let at = match (count, at) {
+            (1, Some(at)) => at,
+            (0, _) => {
                 return Err(ToolError::Failed(format!(
                     "old_text was not found in {}: read the file again and copy the text exactly, whitespace included",
                     a.path
                 )));
             }
-            n => {
+            (n, _) => {
                 return Err(ToolError::Failed(format!(
                     "old_text occurs {n} times in {}: include more surrounding lines so it matches exactly once",
                     a.path
                 )));
             }
-        }
-        let new = old.replacen(&a.old_text, &a.new_text, 1);
+        };
+        let mut new = String::with_capacity(old.len() - a.old_text.len() + a.new_text.len());
+        new.push_str(&old[..at]);
+        new.push_str(&a.new_text);
+        new.push_str(&old[at + a.old_text.len()..]);
         let summary = format!("Edited {}", a.path);
         Ok(Change { path: a.path, resolved, old: Some(old), new, summary })
     }
