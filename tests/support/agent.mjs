@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 import { unstableValidator, validateAgentFrame } from "./schema.mjs";
 
@@ -76,6 +77,7 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), b
 
   const exited = new Promise((r) => child.on("exit", (code, signal) => r({ code, signal, at: performance.now() })));
   child.stderr.on("data", (d) => (stderr += d));
+  const decoder = new StringDecoder("utf8");
   child.stdout.on("data", (chunk) => {
     try {
       sdkController?.enqueue(new Uint8Array(chunk));
@@ -83,7 +85,9 @@ export function spawnAgent({ env = agentEnv(), args = ["acp"], cwd = tmpdir(), b
       // The SDK side closed its stream (the test is done with it): late bytes are not its concern.
       sdkController = null;
     }
-    pending += chunk.toString("utf8");
+    // A decoder that keeps a character split across two reads (per-chunk `toString` turned
+    // its halves into U+FFFD, so a line with multibyte text could differ from what was sent).
+    pending += decoder.write(chunk);
     let nl;
     while ((nl = pending.indexOf("\n")) >= 0) {
       const line = pending.slice(0, nl);
