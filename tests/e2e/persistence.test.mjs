@@ -237,7 +237,10 @@ test("kill -9 mid-stream: every update the client received is replayed, and the 
 test("two processes write one database at once", async () => {
   const env = agentEnv({ fake });
   fake.script("PAR-", { chunks: Array.from({ length: 50 }, () => ({ content: "p" })), delayMs: 1 });
+  // Both start on a new data directory at once: both must open the store (one used to be told
+  // "database is locked" now and then, and ran without one).
   const agents = await Promise.all([start(env), start(env)]);
+  for (const { init } of agents) assert.equal(init._meta.corvid.store.status, "open", JSON.stringify(init._meta.corvid.store));
   const ids = [];
   await Promise.all(
     agents.map(async ({ agent }, k) => {
@@ -252,9 +255,12 @@ test("two processes write one database at once", async () => {
   await Promise.all(agents.map(({ agent }) => finish(agent)));
   const { agent: reader } = await start(env);
   for (const [i, sessionId] of ids.entries()) {
-    await reader.request(`l${i}`, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+    const loaded = await reader.request(`l${i}`, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
     const chunks = reader.frames.filter((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "agent_message_chunk");
-    assert.equal(chunks.length, 50, `session ${i}`);
+    const why = () =>
+      `session ${i}: load answered ${JSON.stringify(loaded.error ?? "ok")}; writers' warnings:\n` +
+      agents.map(({ agent }) => agent.stderr.split("\n").filter((l) => /WARN|ERROR/.test(l)).join("\n")).join("\n--\n");
+    assert.equal(chunks.length, 50, why());
   }
   const db = join(env.CORVID_DATA_DIR, "sessions.db");
   assert.deepEqual(JSON.parse(sql(db, "PRAGMA integrity_check")), [["ok"]]);

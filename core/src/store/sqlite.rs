@@ -51,6 +51,12 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         // No checkpoint inside a commit: `Checkpoints` runs them beside the writes.
         .pragma("wal_autocheckpoint", "0");
     let t0 = std::time::Instant::now();
+    // Two openers of a file that is not yet in WAL mode (processes starting together on a
+    // fresh data directory) both switch it to WAL, which takes an exclusive lock, and SQLite
+    // answers one of them "database is locked" at once, busy timeout or not (seen: 2 of 300
+    // processes started three at a time). That process would run without a store. Until the
+    // file is in WAL mode, opening is serialized by the lock file, as migrating is.
+    let mut lock = if in_wal_mode(path) { None } else { Some(setup_lock(path).await?) };
     let pool = SqlitePoolOptions::new()
         // A writer, a reader, and the background checkpoint.
         .max_connections(3)
@@ -62,10 +68,12 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         // sqlx cannot lock an SQLite database around its migrations, so two processes
         // starting on a new file would both try to create the tables. A lock file serializes
         // them.
-        let lock = migration_lock(path).await?;
+        if lock.is_none() {
+            lock = Some(setup_lock(path).await?);
+        }
         MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
-        drop(lock);
     }
+    drop(lock);
     tracing::debug!(
         connect_us = connected.as_micros() as u64,
         total_us = t0.elapsed().as_micros() as u64,
@@ -133,8 +141,16 @@ async fn up_to_date(pool: &SqlitePool) -> bool {
     applied == ours
 }
 
-/// An exclusive advisory lock on `<db>.lock`, held while migrating.
-async fn migration_lock(db: &Path) -> Result<std::fs::File, StoreError> {
+/// Whether the file at `path` is an SQLite database in WAL mode: its header's read and write
+/// versions (bytes 18 and 19) are 2. Once they are, opening it changes nothing on disk.
+fn in_wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header)).is_ok() && header[18..20] == [2, 2]
+}
+
+/// An exclusive advisory lock on `<db>.lock`, held while a new file is set up or migrated.
+async fn setup_lock(db: &Path) -> Result<std::fs::File, StoreError> {
     let mut name = db.as_os_str().to_owned();
     name.push(".lock");
     let path = PathBuf::from(name);
@@ -194,6 +210,27 @@ mod tests {
         store.close().await;
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
+    }
+
+    /// Several openers of one new file at once (processes starting together on a fresh data
+    /// directory) all get the store: none is told "database is locked" and left without one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn openers_of_a_new_file_at_once_all_open_it() {
+        let dir = std::env::temp_dir().join(format!("corvid-race-{}", uuid::Uuid::new_v4()));
+        for round in 0..30 {
+            let path = dir.join(format!("{round}.db"));
+            let opens = (0..6).map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { open(&path).await })
+            });
+            for (k, opened) in futures_util::future::join_all(opens).await.into_iter().enumerate() {
+                match opened.expect("the opener's task ran") {
+                    Ok(pool) => pool.close().await,
+                    Err(e) => panic!("round {round}, opener {k}: {e}"),
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[tokio::test]
