@@ -140,10 +140,25 @@ test("a large file's edit: the diff carries both whole texts, escapes and all, a
   const liveLines = updateLines(live, sessionId);
   await finish(live);
 
+  // Stored packed (store/packed.rs): the new text keeps only what differs from the old one, and
+  // what is stored is still JSON.
+  const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  const doneLine = liveLines.find((l) => l.includes('"status":"completed"'));
+  const rows = JSON.parse(sql(db, `SELECT length(CAST(payload AS BLOB)), json_valid(payload) FROM events WHERE session_id = '${sessionId}' AND repeats IS NOT NULL`));
+  assert.equal(rows.length, 1, "the diff's update, and only it, is packed");
+  const [[storedBytes, valid]] = rows;
+  assert.equal(valid, 1);
+  assert.ok(storedBytes < Buffer.byteLength(doneLine) * 0.55, `stored ${storedBytes} bytes of a ${Buffer.byteLength(doneLine)}-byte update`);
+
   const { agent: again } = await start(env);
   assert.ok((await again.request(1, "session/load", { sessionId, cwd, mcpServers: [] })).result);
   const replayed = replayLines(again, sessionId, 1).filter((l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk");
   assert.deepEqual(replayed, liveLines);
+  // A fork copies the packed row as it is; its replay is the same updates.
+  const fork = (await again.request(2, "session/fork", { sessionId, cwd, mcpServers: [] })).result.sessionId;
+  assert.ok((await again.request(3, "session/load", { sessionId: fork, cwd, mcpServers: [] })).result);
+  const forkDone = replayLines(again, fork, 3).find((l) => l.includes('"status":"completed"'));
+  assert.equal(forkDone, doneLine.replace(JSON.stringify(sessionId), JSON.stringify(fork)));
   await finish(again);
 });
 

@@ -19,12 +19,13 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::session::Session;
+use crate::event::json_text::Spliced;
 use crate::event::v2::Live;
 use crate::event::{self, Event, Wire};
 use crate::provider::ChatMessage;
 use crate::rpc::Peer;
 use crate::store::batch::Record;
-use crate::store::{PendingStore, Store, StoreError};
+use crate::store::{PendingStore, Store, StoreError, packed};
 
 /// Bounded so a slow disk or client slows the turn instead of growing memory.
 const QUEUE: usize = 512;
@@ -178,9 +179,10 @@ pub fn update_frame(session_id: &str, payload: &str) -> String {
 /// committed. `send = false` is for what the client already has (the user's own prompt)
 /// or will get by replay (recovery notes). Returns `false` when the connection is gone.
 pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: &Event, send: bool) -> bool {
-    let Some(payload) = render(event) else { return true };
-    let frame = if send { outbox.frame(&session.id, &payload) } else { None };
-    let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload };
+    let Some(rendered) = render(event) else { return true };
+    let frame = if send { outbox.frame(&session.id, &rendered.json) } else { None };
+    let (payload, repeats) = stored(rendered);
+    let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload, repeats };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
 }
 
@@ -189,8 +191,8 @@ pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: 
 /// history. Stored, it would grow the ledger by one update per load and make every later
 /// replay differ from what a client saw live. Returns `false` when the connection is gone.
 pub async fn send_unstored(outbox: &Outbox, session_id: &str, event: &Event) -> bool {
-    let Some(payload) = render(event) else { return true };
-    let Some(frame) = outbox.frame(session_id, &payload) else { return true };
+    let Some(rendered) = render(event) else { return true };
+    let Some(frame) = outbox.frame(session_id, &rendered.json) else { return true };
     outbox.tx.send(Entry::Send(frame)).await.is_ok()
 }
 
@@ -205,8 +207,18 @@ pub async fn send_live(outbox: &Outbox, session_id: &str, signal: &Live) -> bool
 }
 
 /// The v1 payload of an event; `None` (logged) if it cannot be serialized, which drops it.
-fn render(event: &Event) -> Option<String> {
+fn render(event: &Event) -> Option<Spliced> {
     event::v1::payload(event).map_err(|e| tracing::error!(error = %e, "could not serialize a session update")).ok()
+}
+
+/// A payload as the store keeps it, and its `repeats`: packed when its texts repeat each other
+/// (a diff's new text and its old one: `store::packed`), else whole.
+fn stored(rendered: Spliced) -> (String, Option<String>) {
+    let repeats = event::repeats::find(&rendered);
+    match packed::pack(&rendered.json, &repeats) {
+        Some((payload, repeats)) => (payload, Some(repeats)),
+        None => (rendered.json, None),
+    }
 }
 
 /// Appends a message to the session's stored model context.
@@ -290,8 +302,13 @@ mod tests {
             let payload =
                 format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{seq}"}}}}"#);
             let frame = Some(update_frame(session_id, &payload));
-            let record =
-                Record::Update { session_id: session_id.to_string(), seq, turn: None, payload: payload.clone() };
+            let record = Record::Update {
+                session_id: session_id.to_string(),
+                seq,
+                turn: None,
+                payload: payload.clone(),
+                repeats: None,
+            };
             tx.send(Entry::Write { record, frame }).await.expect("queued");
             sent.push(payload);
         }

@@ -406,7 +406,7 @@ fn respell_options(v1: &Value) -> Value {
 fn available_commands() -> Vec<Value> {
     let update = v1::payload(&Event::Commands(super::commands::available()))
         .ok()
-        .and_then(|p| serde_json::from_str::<Value>(&p).ok());
+        .and_then(|p| serde_json::from_str::<Value>(&p.json).ok());
     update.and_then(|u| u.get("availableCommands").map(wire::commands)).unwrap_or_default()
 }
 

@@ -43,8 +43,8 @@ impl<'e> Texts<'e> {
 
     /// `json` (an update serialized with the stand-ins) with each stand-in replaced by its
     /// text, written as serde_json would have written it.
-    pub fn splice(&self, json: String) -> String {
-        let Some(nonce) = &self.nonce else { return json };
+    pub fn splice(&self, json: String) -> Spliced {
+        let Some(nonce) = &self.nonce else { return Spliced { json, texts: Vec::new() } };
         // Where each stand-in is, as serde_json wrote it (quoted, its control bytes escaped).
         let mut at: Vec<(usize, usize, &str)> = Vec::with_capacity(self.spliced.len());
         for (i, text) in self.spliced.iter().enumerate() {
@@ -60,15 +60,28 @@ impl<'e> Texts<'e> {
         // Escapes lengthen a text a little (a newline takes two bytes): one growth covers it.
         let mut out = Vec::with_capacity(json.len() + texts + texts / 16 + 64);
         let mut from = 0;
+        let mut texts = Vec::with_capacity(at.len());
         for (start, end, text) in at {
             out.extend_from_slice(&json.as_bytes()[from..start]);
+            let quote = out.len();
             write_str(&mut out, text);
+            texts.push(quote + 1..out.len() - 1);
             from = end;
         }
         out.extend_from_slice(&json.as_bytes()[from..]);
         // Valid UTF-8: whole JSON pieces between stand-ins, and texts escaped from `str`s.
-        String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        match String::from_utf8(out) {
+            Ok(json) => Spliced { json, texts },
+            Err(e) => Spliced { json: String::from_utf8_lossy(e.as_bytes()).into_owned(), texts: Vec::new() },
+        }
     }
+}
+
+/// A serialized update, and where the contents of its spliced texts lie in it (between their
+/// quotes, escaped), in order.
+pub struct Spliced {
+    pub json: String,
+    pub texts: Vec<std::ops::Range<usize>>,
 }
 
 /// A string that no text of an update holds by chance: a random nonce between control bytes.
@@ -174,10 +187,13 @@ mod tests {
         let mut texts = Texts::spliced();
         let value =
             serde_json::json!({ "old": texts.place(&big), "small": texts.place("tiny"), "new": texts.place(&other) });
-        let json = texts.splice(serde_json::to_string(&value).expect("serializes"));
+        let spliced = texts.splice(serde_json::to_string(&value).expect("serializes"));
         let expected = serde_json::to_string(&serde_json::json!({ "old": big, "small": "tiny", "new": other }))
             .expect("serializes");
-        assert_eq!(json, expected);
+        assert_eq!(spliced.json, expected);
+        let contents: Vec<&str> = spliced.texts.iter().map(|r| &spliced.json[r.clone()]).collect();
+        let escaped = |s: &str| serde_json::to_string(s).expect("serializes").trim_matches('"').to_string();
+        assert_eq!(contents, [escaped(&big), escaped(&other)], "the texts' ranges, in order");
 
         let mut copied = Texts::copied();
         assert_eq!(copied.place(&big), big, "copied texts are the texts");

@@ -10,7 +10,8 @@
 //! Stored sessions keep what was sent to v1 clients: the v1 payload
 //! (`store::batch::Record::Update`); [`v2`] converts those for v2 connections.
 
-mod json_text;
+pub(crate) mod json_text;
+pub(crate) mod repeats;
 pub mod v1;
 pub mod v2;
 

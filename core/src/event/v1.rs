@@ -4,7 +4,7 @@
 
 use agent_client_protocol_schema::v1 as acp;
 
-use super::json_text::Texts;
+use super::json_text::{Spliced, Texts};
 use super::{
     Choice, Command, Compaction, CompactionStatus, ConfigCategory, ConfigSelect, Event, Location, PlanItem,
     PlanPriority, PlanStatus, SessionMessage, StopReason, Subagent, SubagentState, ToolContent, ToolKind, ToolPatch,
@@ -21,9 +21,9 @@ use super::{
 ///
 /// An agent-owned terminal's update, which v1 has no word for, is stored in v2's spelling
 /// (`event::v2::terminal`) and never sent to v1 clients ([`for_v1`]).
-pub fn payload(event: &Event) -> serde_json::Result<String> {
+pub fn payload(event: &Event) -> serde_json::Result<Spliced> {
     if let Event::Terminal(t) = event {
-        return Ok(super::v2::terminal_payload(t));
+        return Ok(Spliced { json: super::v2::terminal_payload(t), texts: Vec::new() });
     }
     let mut texts = Texts::spliced();
     let Some(update) = session_update(event, &mut texts) else {
@@ -356,7 +356,7 @@ mod tests {
     use crate::event::Cost;
 
     fn rendered(event: &Event) -> Value {
-        serde_json::from_str(&payload(event).expect("payload")).expect("json")
+        serde_json::from_str(&payload(event).expect("payload").json).expect("json")
     }
 
     #[test]
@@ -393,7 +393,7 @@ mod tests {
         let new = old.replacen("quoted", "edited", 1);
         let diff = ToolContent::Diff { path: "/w/a.txt".into(), old: Some(old.clone()), new: new.clone() };
         let event = Event::ToolChanged(ToolPatch::new("t1-1").status(ToolStatus::Completed).content(vec![diff]));
-        let text = payload(&event).expect("serializes");
+        let text = payload(&event).expect("serializes").json;
         let expected = serde_json::to_string(&session_update(&event, &mut Texts::copied()).expect("a v1 update"))
             .expect("serializes");
         assert_eq!(text, expected, "splicing writes what serde_json writes");

@@ -28,12 +28,14 @@ pub struct NewSubagent {
 /// One write, in the order it must happen.
 #[derive(Debug)]
 pub enum Record {
-    /// A `session/update`'s payload, appended to the session's event ledger.
+    /// A `session/update`'s payload, appended to the session's event ledger: whole, or packed
+    /// (`store::packed`) with `repeats` saying what to copy back.
     Update {
         session_id: String,
         seq: i64,
         turn: Option<i64>,
         payload: String,
+        repeats: Option<String>,
     },
     NewSession {
         id: String,
@@ -114,7 +116,7 @@ impl Record {
     /// copy happens inside the database and is not counted).
     pub fn size(&self) -> u64 {
         let bytes = match self {
-            Record::Update { payload, .. } => payload.len(),
+            Record::Update { payload, repeats, .. } => payload.len() + repeats.as_ref().map_or(0, String::len),
             Record::Message { content, .. } => content.len(),
             Record::ReplaceMessages { messages, .. } => messages.iter().map(|(_, m)| m.len()).sum(),
             Record::SystemPrompt { text, .. } => text.len(),
@@ -143,7 +145,8 @@ const FORK_SESSION: &str = "INSERT INTO sessions (id, cwd, additional_directorie
 /// A fork's copy of the source's history: (`$1` new id, `$2` source id). Turns are copied with
 /// their state, so a turn a crash left open is closed on the fork's first restore as well.
 const FORK_HISTORY: [&str; 3] = [
-    "INSERT INTO events (session_id, seq, turn, payload) SELECT $1, seq, turn, payload FROM events WHERE session_id = $2",
+    "INSERT INTO events (session_id, seq, turn, payload, repeats) \
+     SELECT $1, seq, turn, payload, repeats FROM events WHERE session_id = $2",
     "INSERT INTO messages (session_id, seq, role, content) SELECT $1, seq, role, content FROM messages WHERE session_id = $2",
     "INSERT INTO turns (session_id, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, \
                         owner_instance, owner_host, heartbeat_at) \
@@ -176,10 +179,11 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
             // Consecutive updates become one multi-row INSERT.
             let run_len = batch[i..].iter().take_while(|r| matches!(r, Record::Update { .. })).count().min(500);
             if run_len > 0 {
-                let mut q = QueryBuilder::new("INSERT INTO events (session_id, seq, turn, payload) ");
+                let mut q = QueryBuilder::new("INSERT INTO events (session_id, seq, turn, payload, repeats) ");
                 q.push_values(&batch[i..i + run_len], |mut b, r| {
-                    if let Record::Update { session_id, seq, turn, payload, .. } = r {
+                    if let Record::Update { session_id, seq, turn, payload, repeats } = r {
                         b.push_bind(session_id.as_str()).push_bind(*seq).push_bind(*turn).push_bind(payload.as_str());
+                        b.push_bind(repeats.as_deref());
                     }
                 });
                 // A sequence number already taken means another process wrote to this session after

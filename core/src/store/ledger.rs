@@ -29,8 +29,10 @@ impl Ledger {
 impl Store {
     /// The ledger's payloads, in order.
     pub async fn events(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
-        let sql = "SELECT payload FROM events WHERE session_id = $1 ORDER BY seq";
-        Ok(with_pool!(&self.pool, |pool| sqlx::query_scalar(sql).bind(session_id).fetch_all(pool).await?))
+        let sql = "SELECT payload, repeats FROM events WHERE session_id = $1 ORDER BY seq";
+        let rows: Vec<Stored> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(sql).bind(session_id).fetch_all(pool).await?);
+        rows.into_iter().map(whole).collect()
     }
 
     /// Reads `session_id`'s ledger in pages (see [`Ledger`]).
@@ -38,17 +40,21 @@ impl Store {
         let (tx, pages) = mpsc::channel(1);
         let (store, id) = (self.clone(), session_id.to_string());
         tokio::spawn(async move {
-            let sql = "SELECT seq, payload FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
+            let sql =
+                "SELECT seq, payload, repeats FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
             let mut after = i64::MIN;
             loop {
-                let rows: Result<Vec<(i64, String)>, sqlx::Error> = with_pool!(&store.pool, |pool| sqlx::query_as(sql)
-                    .bind(&id)
-                    .bind(after)
-                    .bind(LEDGER_PAGE)
-                    .fetch_all(pool)
-                    .await);
-                let last = rows.as_ref().map_or(None, |r| r.last().map(|(seq, _)| *seq));
-                let page = rows.map(|r| r.into_iter().map(|(_, payload)| payload).collect()).map_err(StoreError::from);
+                let rows: Result<Vec<(i64, String, Option<String>)>, sqlx::Error> =
+                    with_pool!(&store.pool, |pool| sqlx::query_as(sql)
+                        .bind(&id)
+                        .bind(after)
+                        .bind(LEDGER_PAGE)
+                        .fetch_all(pool)
+                        .await);
+                let last = rows.as_ref().map_or(None, |r| r.last().map(|(seq, ..)| *seq));
+                let page = rows
+                    .map_err(StoreError::from)
+                    .and_then(|r| r.into_iter().map(|(_, payload, repeats)| whole((payload, repeats))).collect());
                 if tx.send(page).await.is_err() {
                     return;
                 }
@@ -68,8 +74,10 @@ impl Store {
 
     /// Payloads emitted by one turn, in order.
     pub async fn turn_events(&self, session_id: &str, turn: i64) -> Result<Vec<String>, StoreError> {
-        let sql = "SELECT payload FROM events WHERE session_id = $1 AND turn = $2 ORDER BY seq";
-        Ok(with_pool!(&self.pool, |pool| sqlx::query_scalar(sql).bind(session_id).bind(turn).fetch_all(pool).await?))
+        let sql = "SELECT payload, repeats FROM events WHERE session_id = $1 AND turn = $2 ORDER BY seq";
+        let rows: Vec<Stored> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(sql).bind(session_id).bind(turn).fetch_all(pool).await?);
+        rows.into_iter().map(whole).collect()
     }
 
     /// The model-context messages (JSON), in order.
@@ -84,6 +92,14 @@ impl Store {
             with_pool!(&self.pool, |pool| sqlx::query_as(COUNTERS).bind(session_id).fetch_one(pool).await?);
         Ok((seq + 1, message + 1, turn + 1))
     }
+}
+
+/// A stored payload and its `repeats` (see `store::packed`).
+type Stored = (String, Option<String>);
+
+/// The payload as it was sent.
+fn whole((payload, repeats): Stored) -> Result<String, StoreError> {
+    super::packed::unpack(payload, repeats.as_deref())
 }
 
 /// Highest stored (event seq, message seq, turn) of session `$1` (0 when none).

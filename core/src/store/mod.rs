@@ -14,13 +14,15 @@
 //!
 //! This module holds the pool and opening; each kind of query has its own: `sessions` (rows,
 //! listing), `ledger` (events, messages, counters: what a load reads back), `turns` (running
-//! turns, claims), `rules` ("always" answers), `batch` (all writes). `location` resolves where
-//! the store lives; `sqlite` and `postgres` open (and migrate) their backend.
+//! turns, claims), `rules` ("always" answers), `batch` (all writes), `packed` (a payload's
+//! stored form: a diff's repeated text left out). `location` resolves where the store lives;
+//! `sqlite` and `postgres` open (and migrate) their backend.
 
 pub mod batch;
 mod dialect;
 mod ledger;
 mod location;
+pub mod packed;
 mod postgres;
 pub mod process;
 mod rules;
@@ -64,7 +66,7 @@ pub enum StoreError {
     Open { location: String, source: sqlx::Error },
     #[error("cannot migrate the session store {location}: {source}")]
     Migrate { location: String, source: sqlx::migrate::MigrateError },
-    #[error("cannot lock {path} for migrations: {source}")]
+    #[error("cannot lock {path} to set the store up: {source}")]
     Lock { path: PathBuf, source: std::io::Error },
     #[error("unsupported store URL `{0}`: use a file path, sqlite://PATH or postgres://USER@HOST/DB")]
     Url(String),

@@ -195,7 +195,8 @@ mod tests {
             "x".repeat(1 << 20)
         );
         for seq in 1..=6 {
-            let update = Record::Update { session_id: id.clone(), seq, turn: None, payload: payload.clone() };
+            let update =
+                Record::Update { session_id: id.clone(), seq, turn: None, payload: payload.clone(), repeats: None };
             store.write_batch(&[update]).await?;
         }
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
