@@ -8,6 +8,8 @@
 //! is byte for byte what was sent. Which ranges repeat is the renderer's business
 //! (`event::json_text`); here it is only bytes.
 
+use std::fmt::Write;
+
 use super::StoreError;
 
 /// `len` bytes of a whole payload at `at` that are the same as those at `from`, earlier
@@ -35,12 +37,11 @@ pub fn pack(whole: &str, repeats: &[Repeat]) -> Option<(String, String)> {
             return None;
         }
         text.push_str(whole.get(from..r.at)?);
+        // The range left out must end on a character boundary too.
         whole.get(r.at..r.at + r.len)?;
         from = r.at + r.len;
-        if !spelled.is_empty() {
-            spelled.push(',');
-        }
-        spelled.push_str(&format!("{}:{}:{}", r.at, r.from, r.len));
+        let comma = if spelled.is_empty() { "" } else { "," };
+        let _ = write!(spelled, "{comma}{}:{}:{}", r.at, r.from, r.len);
     }
     text.push_str(whole.get(from..)?);
     Some((text, spelled))

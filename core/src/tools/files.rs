@@ -75,8 +75,8 @@ fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolE
         }
         Err(e) => return Err(e.into()),
     };
-    // Sized from the file's length: through `take`, `read_to_end` would start small and read
-    // a large file in a score of growing pieces, copying it at each growth.
+    // Sized from the file's length, so the buffer is never regrown (and the text copied) while
+    // a large file is read; through `take` the reads themselves still start small and grow.
     let size = file.metadata().map_or(0, |m| m.len().min(READ_BYTES));
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0) + 1);
     file.take(READ_BYTES).read_to_end(&mut bytes).map_err(|e| ToolError::Failed(format!("{path}: {e}")))?;
