@@ -16,7 +16,8 @@
 // skipped by the linker, so a stale file costs memory, never a failed build. Run this again
 // after large changes (the memory figures of `npm run bench` say when).
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,15 +74,23 @@ const find = (addr) => {
 };
 
 // 4. The functions run, first run first: the agent's process, then the launchers it started.
-const logs = readdirSync(work)
-  .filter((f) => f.startsWith("trace."))
-  .map((f) => ({ pid: Number(f.split(".")[1]), text: readFileSync(join(work, f), "utf8") }))
-  .filter((l) => l.text.includes(`Command: ${binary}`))
-  .sort((a, b) => a.pid - b.pid);
+// A trace is one line per block of code run (gigabytes for a session): read line by line.
+const lines = (file) => createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+const logs = [];
+for (const f of readdirSync(work).filter((f) => f.startsWith("trace."))) {
+  for await (const l of lines(join(work, f))) {
+    if (l.startsWith("SB ")) break; // the header (valgrind's, naming the command) is over
+    if (l.includes(`Command: ${binary}`)) {
+      logs.push({ pid: Number(f.split(".")[1]), file: join(work, f) });
+      break;
+    }
+  }
+}
+logs.sort((a, b) => a.pid - b.pid);
 const order = new Set();
 let bytes = 0;
-for (const { text } of logs) {
-  for (const l of text.split("\n")) {
+for (const { file } of logs) {
+  for await (const l of lines(file)) {
     if (!l.startsWith("SB ")) continue;
     const s = find(parseInt(l.slice(3), 16));
     if (s && !order.has(s.symbol)) {
@@ -98,3 +107,5 @@ const head = [
 ];
 writeFileSync(join(repo, "server", "symbol-order.txt"), [...head, ...order].join("\n") + "\n");
 console.log(head[2].slice(2));
+// The traces are gigabytes.
+rmSync(work, { recursive: true, force: true });

@@ -24,9 +24,13 @@ fn main() {
     // skips names that no longer exist: a stale list costs memory, never a build.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     if os == "linux" && env == "gnu" && arch == "x86_64" {
-        let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
-        let order = std::path::Path::new(&dir).join("symbol-order.txt");
+        // The linker reads a copy in OUT_DIR: cargo reuses a build script's output when the
+        // checkout moves (its hashes do not depend on where the workspace is), and a path into
+        // the old checkout would then fail the link. OUT_DIR moves only with the target dir.
         println!("cargo:rerun-if-changed=symbol-order.txt");
+        let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+        let order = out.join("symbol-order.txt");
+        std::fs::copy("symbol-order.txt", &order).expect("server/symbol-order.txt is readable");
         println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}", order.display());
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }

@@ -16,8 +16,9 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, Error, SignatureScheme};
 use rustls_platform_verifier::Verifier;
 
-/// The rustls configuration for the HTTP client: the platform's roots (loaded lazily), HTTP/2
-/// and HTTP/1.1 offered by ALPN, as reqwest configures its own.
+/// The rustls configuration for the HTTP client: the platform's roots (loaded lazily), and
+/// HTTP/1.1 offered by ALPN, the one HTTP version the client speaks (see the workspace's
+/// reqwest features): a server must not pick HTTP/2 on a connection we cannot read it on.
 pub(crate) fn client_config() -> Result<rustls::ClientConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(LazyPlatformVerifier { provider: provider.clone(), inner: OnceLock::new() });
@@ -26,7 +27,7 @@ pub(crate) fn client_config() -> Result<rustls::ClientConfig, Error> {
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
 }
 

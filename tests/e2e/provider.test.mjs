@@ -1,6 +1,9 @@
 // Model-provider behaviour through the real binary: configuration, discovery, failures.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import http2 from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -185,3 +188,77 @@ test("a stalled stream can be cancelled promptly", () =>
     assert.equal(r.result.stopReason, "cancelled");
     assert.ok(performance.now() - t0 < 500);
   }));
+
+/** A CA and a certificate for 127.0.0.1 signed by it (openssl), in a new folder. */
+function makeCertificates() {
+  const dir = mkdtempSync(join(tmpdir(), "corvid-tls-"));
+  const ssl = (...args) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  // A CA name of its own: two CAs of one name would fail as a bad signature, not an unknown issuer.
+  ssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+    "-subj", `/CN=Corvid test CA ${dir.slice(-6)}`, "-keyout", "ca.key", "-out", "ca.pem");
+  ssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+    "-subj", "/CN=127.0.0.1", "-keyout", "leaf.key", "-out", "leaf.csr");
+  writeFileSync(join(dir, "leaf.ext"), "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
+  ssl("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+    "-extfile", "leaf.ext", "-out", "leaf.pem");
+  return { ca: join(dir, "ca.pem"), key: readFileSync(join(dir, "leaf.key")), cert: readFileSync(join(dir, "leaf.pem")) };
+}
+
+test("a provider over HTTPS that offers HTTP/2 and HTTP/1.1: verified against the system's roots, spoken to in HTTP/1.1", async () => {
+  const tls = makeCertificates();
+  // A TLS front for the fake model, as a CDN would be: ALPN offers h2 first, HTTP/1.1 too.
+  const seen = [];
+  const front = http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true }, (req, res) => {
+    seen.push({ version: req.httpVersion, alpn: req.socket.alpnProtocol, path: req.url });
+    const upstream = http.request(new URL(req.url, fake.root), { method: req.method, headers: { ...req.headers, host: new URL(fake.root).host } }, (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise((r) => front.listen(0, "127.0.0.1", r));
+  try {
+    const url = `https://127.0.0.1:${front.address().port}/v1`;
+    // The system's trust store, as the platform verifier reads it on Linux: SSL_CERT_FILE.
+    const env = agentEnv({ fake, extra: { CORVID_BASE_URL: url, SSL_CERT_FILE: tls.ca } });
+    await withAgent(env, async (agent) => {
+      fake.script("OVER-TLS", { chunks: [{ content: "sealed" }] });
+      const r = await promptOnce(agent, "OVER-TLS");
+      assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r));
+      const said = agent.frames.filter((f) => f.params?.update?.sessionUpdate === "agent_message_chunk").map((f) => f.params.update.content.text).join("");
+      assert.equal(said, "sealed");
+    });
+    assert.ok(seen.some((s) => s.path.endsWith("/chat/completions")), JSON.stringify(seen));
+    for (const s of seen) {
+      assert.equal(s.alpn, "http/1.1", `ALPN offers only what the client speaks: ${JSON.stringify(s)}`);
+      assert.equal(s.version, "1.1");
+    }
+  } finally {
+    await new Promise((r) => front.close(r));
+  }
+});
+
+test("a provider whose certificate the system does not trust: the turn fails at once, saying so", async () => {
+  const tls = makeCertificates();
+  const front = http2.createSecureServer({ key: tls.key, cert: tls.cert, allowHTTP1: true }, (_req, res) => res.end());
+  let connections = 0;
+  front.on("connection", () => connections++);
+  await new Promise((r) => front.listen(0, "127.0.0.1", r));
+  try {
+    const url = `https://127.0.0.1:${front.address().port}/v1`;
+    // A trust store that holds another CA, not the one that signed the server's certificate.
+    // The default retries stay on: a certificate that is not trusted is not worth retrying.
+    const env = agentEnv({ fake, extra: { CORVID_BASE_URL: url, SSL_CERT_FILE: makeCertificates().ca } });
+    await withAgent(env, async (agent) => {
+      const r = await promptOnce(agent, "UNTRUSTED");
+      assert.equal(r.error?.code, -32603, JSON.stringify(r));
+      assert.match(r.error.message, /could not connect to the model provider at https:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
+      assert.match(r.error.message, /invalid peer certificate: UnknownIssuer/);
+      assert.match(r.error.message, /certificate is not trusted by this system.*SSL_CERT_FILE/);
+      assert.doesNotMatch(r.error.message, /server is running/);
+    });
+    assert.equal(connections, 1, "one attempt, no retries");
+  } finally {
+    await new Promise((r) => front.close(r));
+  }
+});

@@ -8,10 +8,8 @@ use serde_json::{Value, json};
 pub enum ProviderError {
     #[error("model provider returned {status}{}: {hint}", detail_suffix(.detail))]
     Status { status: String, code: u16, detail: Option<String>, hint: String },
-    #[error(
-        "could not connect to the model provider at {url}: {reason}: check CORVID_BASE_URL and that the server is running"
-    )]
-    Connect { url: String, reason: String },
+    #[error("could not connect to the model provider at {url}: {reason}: {hint}")]
+    Connect { url: String, reason: String, hint: &'static str },
     #[error("model provider sent an invalid stream event: {0}")]
     BadStream(String),
     #[error("model provider reported an error mid-stream: {0}")]
@@ -38,6 +36,36 @@ impl ProviderError {
             _ => json!({ "kind": "provider" }),
         }
     }
+}
+
+/// A request that never reached the provider, with what to check. A certificate the system
+/// does not trust is said as such (and is not worth retrying): "check that the server is
+/// running" would send the user to the wrong place.
+pub(super) fn connect_error(url: &str, e: &reqwest::Error) -> (ProviderError, bool) {
+    let untrusted = matches!(tls_error(e), Some(rustls::Error::InvalidCertificate(_)));
+    let hint = if untrusted {
+        "the server's TLS certificate is not trusted by this system: add its CA to the system's trust store, or name a file of trusted certificates in SSL_CERT_FILE"
+    } else {
+        "check CORVID_BASE_URL and that the server is running"
+    };
+    (ProviderError::Connect { url: url.to_string(), reason: connect_reason(e), hint }, !untrusted)
+}
+
+/// The TLS error behind a transport error, if that is what it was. rustls' error reaches us
+/// inside an `io::Error` inside another (tokio-rustls', then hyper-rustls'), and an
+/// `io::Error`'s `source()` skips what it holds, so each `io::Error` is opened instead.
+fn tls_error(e: &reqwest::Error) -> Option<&rustls::Error> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = next {
+        if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        next = match error.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+            Some(held) => Some(held),
+            None => error.source(),
+        };
+    }
+    None
 }
 
 /// The innermost cause of a transport error (the outer ones just say "error sending request").

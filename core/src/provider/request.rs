@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::error::{connect_reason, truncate};
+use super::error::{connect_error, truncate};
 use super::stream::{ChatStream, Decode};
 use super::{Endpoint, ProviderError, ProviderKind};
 
@@ -81,7 +81,13 @@ pub(super) async fn start(
                 }
                 (err, retry_after)
             }
-            Err(e) => (ProviderError::Connect { url: url.to_string(), reason: connect_reason(&e) }, None),
+            Err(e) => {
+                let (err, retryable) = connect_error(url, &e);
+                if !retryable {
+                    return Err(err);
+                }
+                (err, None)
+            }
         };
         if attempt >= retry.max_retries {
             return Err(error);
