@@ -39,7 +39,7 @@ command -v node >/dev/null || { echo "node not found: install Node.js 20+"; exit
 cargo --version
 node --version
 
-step "system tools (openssl for the TLS tests of corvid serve)"
+step "system tools (openssl for the TLS tests: corvid serve, a provider over HTTPS)"
 # shellcheck source=scripts/apt-install.sh
 source scripts/apt-install.sh
 command -v openssl >/dev/null || apt_install openssl
