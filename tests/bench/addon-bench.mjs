@@ -1,8 +1,10 @@
 // In-process (napi addon) versus stdio (`corvid acp`): time to the initialize response,
-// session/new, and updates/s for a 10,000-chunk answer. Prints a table.
+// session/new, updates/s for a 10,000-chunk answer, and how much of Corvid's own file (the
+// addon's `.node` in Node's process, the binary in its own) is resident after those streams:
+// in an editor the addon's pages are part of the extension host's memory. Prints a table.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,6 +55,7 @@ function inProcess() {
     for await (const m of agent.readable) c.deliver(m);
   })();
   c.close = () => agent.close();
+  c.residentKb = () => fileResidentKb("self", (path) => /corvid[^/]*\.node$/.test(path));
   return c;
 }
 
@@ -73,7 +76,20 @@ function overStdio() {
     child.stdin.end();
     await once(child, "exit");
   };
+  c.residentKb = () => fileResidentKb(child.pid, (path) => path === realpathSync(corvidBin()));
   return c;
+}
+
+/** Resident kB of the mappings of `pid` whose file `isOurs` (code, read-only data, relocated data). */
+function fileResidentKb(pid, isOurs) {
+  let ours = false;
+  let kb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) ours = isOurs(head[1]);
+    else if (ours && line.startsWith("Rss:")) kb += Number(line.split(/\s+/)[1]);
+  }
+  return kb;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -107,8 +123,9 @@ async function measure(make) {
     if (n !== 10000) throw new Error(`got ${n} chunks`);
     rates.push(n / ((performance.now() - t0) / 1000));
   }
+  const residentKb = c.residentKb();
   await c.close();
-  return { init: median(init), sessionNew: median(news), rate: median(rates) };
+  return { init: median(init), sessionNew: median(news), rate: median(rates), residentKb };
 }
 
 const stdio = await measure(overStdio);
@@ -118,6 +135,7 @@ const rows = [
   ["start → initialize response", `${inproc.init.toFixed(2)} ms`, `${stdio.init.toFixed(2)} ms`],
   ["session/new", `${inproc.sessionNew.toFixed(2)} ms`, `${stdio.sessionNew.toFixed(2)} ms`],
   ["streaming, 10,000 chunks", `${Math.round(inproc.rate).toLocaleString("en")} updates/s`, `${Math.round(stdio.rate).toLocaleString("en")} updates/s`],
+  ["Corvid's file resident after the streams", `${(inproc.residentKb / 1024).toFixed(1)} MB (.node)`, `${(stdio.residentKb / 1024).toFixed(1)} MB (binary)`],
 ];
 const head = ["metric (median)", "in-process (addon)", "stdio (corvid acp)"];
 printTable(head, rows);
