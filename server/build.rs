@@ -17,9 +17,10 @@ fn main() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
     // Memory and start-up time. The kernel maps code 64 KB at a time around each page that is
-    // touched, and the functions a session runs (3.7 of 17.6 MB) were spread over most of the
-    // binary: after `initialize` 13.9 MB of it was resident. Laid out together, in the order
-    // they first run (`symbol-order.txt`, made by scripts/symbol-order.mjs), 5.8 MB. Only for
+    // touched, and the functions a session runs (about a quarter of the code) were spread over
+    // most of the binary: after `initialize` the process had 14.5 MB resident. Laid out together, in
+    // the order they first run (`symbol-order.txt`, made by scripts/symbol-order.mjs), 7.1 MB
+    // (the whole process, stop 31's measurement). Only for
     // the target whose default linker is LLD (rustc's since 1.90), which reads the file and
     // skips names that no longer exist: a stale list costs memory, never a build.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
