@@ -4,7 +4,7 @@
 //   node scripts/symbol-order.mjs     (needs valgrind; about ten minutes, most of it the link)
 //
 // Why: the kernel maps a binary's code 64 KB at a time around each page that is touched, and
-// the code one session runs (3.7 of 17.6 MB) was spread over most of the binary, so most of it
+// the code one session runs (about 4 of 14 MB) was spread over most of the binary, so most of it
 // became resident. Laid out together, it maps a quarter of that (README, "Performance").
 //
 // How: the release binary is linked again with a map of where each function landed (only the
