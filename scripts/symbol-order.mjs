@@ -13,7 +13,8 @@
 // launcher, list, load) runs under valgrind's lackey, which prints the address of every block
 // of code run, and each address is looked up in the map. The names carry the compiler's hashes,
 // which change when a function or the dependencies change: names that no longer exist are
-// skipped by the linker, so a stale file costs memory, never a failed build. Run this again
+// skipped by the linker, so a stale file costs memory, never a failed build. (Names ending in
+// fat LTO's counter, `.N`, are also placed without it: server/link_layout.rs.) Run this again
 // after large changes (the memory figures of `npm run bench` say when).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -60,6 +60,11 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
     let pool = SqlitePoolOptions::new()
         // A writer, a reader, and the background checkpoint.
         .max_connections(3)
+        // No ping before each use: a connection to a local file does not go stale, and the
+        // ping is a round trip to the connection's worker thread on every write batch and
+        // every read, the first of them on `initialize`'s path (measured there: 320 → 240 µs
+        // for the schema check).
+        .test_before_acquire(false)
         .connect_with(options)
         .await
         .map_err(|source| StoreError::Open { location: location.clone(), source })?;
