@@ -81,6 +81,14 @@ impl Outbox {
         event::v2::convert(&v1).map(|update| update_frame(session_id, &update.to_string()))
     }
 
+    /// [`Outbox::frame`], made around `payload` itself when it is sent as it is.
+    pub fn frame_of(&self, session_id: &str, payload: String) -> Option<String> {
+        if !self.wire.is_v2() && matches!(event::v1::for_v1(&payload), Some(std::borrow::Cow::Borrowed(_))) {
+            return Some(update_frame_around(session_id, payload));
+        }
+        self.frame(session_id, &payload)
+    }
+
     pub fn is_v2(&self) -> bool {
         self.wire.is_v2()
     }
@@ -162,26 +170,51 @@ async fn commit(store: &impl Persist, records: &[Record]) {
 /// The `session/update` frame for a stored payload. Live sends and `session/load` replay both
 /// use this, so a replayed frame is byte-for-byte the live one.
 pub fn update_frame(session_id: &str, payload: &str) -> String {
-    const HEAD: &str = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"#;
-    let id = serde_json::Value::String(session_id.to_string()).to_string();
+    let head = frame_head(session_id);
     // Sized up front: a diff's payload is megabytes, which `format!` would copy again at each
     // doubling of its buffer.
-    let mut frame = String::with_capacity(HEAD.len() + id.len() + payload.len() + 16);
-    frame.push_str(HEAD);
-    frame.push_str(&id);
-    frame.push_str(r#","update":"#);
+    let mut frame = String::with_capacity(head.len() + payload.len() + FRAME_TAIL.len());
+    frame.push_str(&head);
     frame.push_str(payload);
-    frame.push_str("}}");
+    frame.push_str(FRAME_TAIL);
     frame
 }
+
+/// [`update_frame`] in `payload`'s own buffer: the bytes move up by the head's length, which
+/// costs no new memory to fault in (megabytes, for a diff).
+fn update_frame_around(session_id: &str, mut payload: String) -> String {
+    let head = frame_head(session_id);
+    payload.reserve(head.len() + FRAME_TAIL.len());
+    payload.insert_str(0, &head);
+    payload.push_str(FRAME_TAIL);
+    payload
+}
+
+/// What comes before the update in a `session/update` frame, and after it.
+fn frame_head(session_id: &str) -> String {
+    let id = serde_json::Value::String(session_id.to_string()).to_string();
+    format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{id},"update":"#)
+}
+const FRAME_TAIL: &str = "}}";
 
 /// Stores an event in the session's ledger and, if `send`, sends it to the client once it is
 /// committed. `send = false` is for what the client already has (the user's own prompt)
 /// or will get by replay (recovery notes). Returns `false` when the connection is gone.
 pub async fn emit(outbox: &Outbox, session: &Session, turn: Option<i64>, event: &Event, send: bool) -> bool {
     let Some(rendered) = render(event) else { return true };
-    let frame = if send { outbox.frame(&session.id, &rendered.json) } else { None };
-    let (payload, repeats) = stored(rendered);
+    let repeats = event::repeats::find(&rendered);
+    // A packed payload (a diff: megabytes) is stored as its own, smaller copy, and the whole
+    // one becomes the frame where it lies instead of being copied into one.
+    let (payload, repeats, frame) = match packed::pack(&rendered.json, &repeats) {
+        Some((payload, spelled)) => {
+            let frame = if send { outbox.frame_of(&session.id, rendered.json) } else { None };
+            (payload, Some(spelled), frame)
+        }
+        None => {
+            let frame = if send { outbox.frame(&session.id, &rendered.json) } else { None };
+            (rendered.json, None, frame)
+        }
+    };
     let record = Record::Update { session_id: session.id.clone(), seq: session.take_seq(), turn, payload, repeats };
     outbox.tx.send(Entry::Write { record, frame }).await.is_ok()
 }
@@ -209,16 +242,6 @@ pub async fn send_live(outbox: &Outbox, session_id: &str, signal: &Live) -> bool
 /// The v1 payload of an event; `None` (logged) if it cannot be serialized, which drops it.
 fn render(event: &Event) -> Option<Spliced> {
     event::v1::payload(event).map_err(|e| tracing::error!(error = %e, "could not serialize a session update")).ok()
-}
-
-/// A payload as the store keeps it, and its `repeats`: packed when its texts repeat each other
-/// (a diff's new text and its old one: `store::packed`), else whole.
-fn stored(rendered: Spliced) -> (String, Option<String>) {
-    let repeats = event::repeats::find(&rendered);
-    match packed::pack(&rendered.json, &repeats) {
-        Some((payload, repeats)) => (payload, Some(repeats)),
-        None => (rendered.json, None),
-    }
 }
 
 /// Appends a message to the session's stored model context.

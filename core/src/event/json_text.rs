@@ -3,8 +3,15 @@
 //! A diff update carries a file's whole old and new text: megabytes for a large file, which
 //! serde_json escapes one byte at a time (a quarter of the agent's time on a 2 MB edit, by
 //! perf). Here the texts enter the schema's types as short stand-ins; once the small update is
-//! serialized, each stand-in is replaced by its text, escaped eight bytes at a time. The result
+//! serialized, each stand-in is replaced by its text, escaped eight bytes at a time. A text
+//! that begins or ends like the one spliced before it (a diff's new text and its old one) is
+//! escaped only where it differs: the rest is copied from the earlier text's escaped bytes,
+//! since escaping goes byte by byte and a piece escapes the same wherever it stands. The result
 //! is byte for byte what serde_json writes for the whole update (tested below).
+
+use std::ops::Range;
+
+use crate::store::packed::Repeat;
 
 /// Texts shorter than this are copied into the update as usual: the stand-in would save
 /// nothing.
@@ -44,44 +51,125 @@ impl<'e> Texts<'e> {
     /// `json` (an update serialized with the stand-ins) with each stand-in replaced by its
     /// text, written as serde_json would have written it.
     pub fn splice(&self, json: String) -> Spliced {
-        let Some(nonce) = &self.nonce else { return Spliced { json, texts: Vec::new() } };
+        let Some(nonce) = &self.nonce else { return Spliced { json, texts: Vec::new(), copies: Vec::new() } };
         // Where each stand-in is, as serde_json wrote it (quoted, its control bytes escaped).
         let mut at: Vec<(usize, usize, &str)> = Vec::with_capacity(self.spliced.len());
         for (i, text) in self.spliced.iter().enumerate() {
-            let mut quoted = Vec::new();
+            let mut quoted = String::new();
             write_str(&mut quoted, &stand_in(i, nonce));
-            let quoted = String::from_utf8_lossy(&quoted);
             if let Some(start) = json.find(&*quoted) {
                 at.push((start, start + quoted.len(), text));
             }
         }
         at.sort_unstable_by_key(|(start, ..)| *start);
-        let texts: usize = at.iter().map(|(_, _, t)| t.len()).sum();
+        let total: usize = at.iter().map(|(_, _, t)| t.len()).sum();
         // Escapes lengthen a text a little (a newline takes two bytes): one growth covers it.
-        let mut out = Vec::with_capacity(json.len() + texts + texts / 16 + 64);
+        let mut out = String::with_capacity(json.len() + total + total / 16 + 64);
         let mut from = 0;
-        let mut texts = Vec::with_capacity(at.len());
-        for (start, end, text) in at {
-            out.extend_from_slice(&json.as_bytes()[from..start]);
-            let quote = out.len();
-            write_str(&mut out, text);
-            texts.push(quote + 1..out.len() - 1);
+        let mut texts: Vec<Range<usize>> = Vec::with_capacity(at.len());
+        let mut copies = Vec::new();
+        // The text before, if it was escaped whole: its raw text and where its escaped head
+        // and tail (shared with the text after it) went.
+        let mut before: Option<Escaped> = None;
+        for (k, &(start, end, text)) in at.iter().enumerate() {
+            out.push_str(&json[from..start]);
+            out.push('"');
+            let begin = out.len();
+            match before.take().filter(|b| b.shares_with(text)) {
+                Some(b) => {
+                    let (head, tail) = (b.head.end - b.head.start, b.tail.end - b.tail.start);
+                    copies.push(Repeat { at: out.len(), from: b.head.start, len: head });
+                    out.extend_from_within(b.head);
+                    escape_into(&mut out, &text[b.head_raw..text.len() - b.tail_raw]);
+                    copies.push(Repeat { at: out.len(), from: b.tail.start, len: tail });
+                    out.extend_from_within(b.tail);
+                }
+                None => {
+                    let next = at.get(k + 1).map_or("", |&(_, _, t)| t);
+                    let (head_raw, tail_raw) = shared(text, next);
+                    escape_into(&mut out, &text[..head_raw]);
+                    let head = begin..out.len();
+                    escape_into(&mut out, &text[head_raw..text.len() - tail_raw]);
+                    let tail_start = out.len();
+                    escape_into(&mut out, &text[text.len() - tail_raw..]);
+                    before = Some(Escaped { head, tail: tail_start..out.len(), head_raw, tail_raw });
+                }
+            }
+            texts.push(begin..out.len());
+            out.push('"');
             from = end;
         }
-        out.extend_from_slice(&json.as_bytes()[from..]);
-        // Valid UTF-8: whole JSON pieces between stand-ins, and texts escaped from `str`s.
-        match String::from_utf8(out) {
-            Ok(json) => Spliced { json, texts },
-            Err(e) => Spliced { json: String::from_utf8_lossy(e.as_bytes()).into_owned(), texts: Vec::new() },
-        }
+        out.push_str(&json[from..]);
+        copies.retain(|c| c.len > 0);
+        Spliced { json: out, texts, copies }
     }
 }
 
-/// A serialized update, and where the contents of its spliced texts lie in it (between their
-/// quotes, escaped), in order.
+/// A text escaped whole into the update, and the escaped bytes of its head and tail, which the
+/// next text (sharing `head_raw` leading and `tail_raw` trailing bytes with it) copies.
+struct Escaped {
+    head: Range<usize>,
+    tail: Range<usize>,
+    head_raw: usize,
+    tail_raw: usize,
+}
+
+impl Escaped {
+    /// Whether `text` is the one this was measured against: it has the shared bytes' room.
+    fn shares_with(&self, text: &str) -> bool {
+        (self.head_raw > 0 || self.tail_raw > 0)
+            && self.head_raw + self.tail_raw <= text.len()
+            && text.is_char_boundary(self.head_raw)
+            && text.is_char_boundary(text.len() - self.tail_raw)
+    }
+}
+
+/// How many bytes `a` and `b` begin and end with alike, not overlapping in either, each cut
+/// on a character boundary of both (the same bytes before a cut, so the same boundary).
+fn shared(a: &str, b: &str) -> (usize, usize) {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let mut head = common_prefix(x, y);
+    while !(a.is_char_boundary(head) && b.is_char_boundary(head)) {
+        head -= 1;
+    }
+    let mut tail = common_suffix(x, y).min(x.len().min(y.len()) - head);
+    while !(a.is_char_boundary(a.len() - tail) && b.is_char_boundary(b.len() - tail)) {
+        tail -= 1;
+    }
+    (head, tail)
+}
+
+/// How many bytes `a` and `b` start with alike (compared a block at a time: `memcmp`).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    for step in [4096, 64, 1] {
+        while i + step <= n && a[i..i + step] == b[i..i + step] {
+            i += step;
+        }
+    }
+    i
+}
+
+/// How many bytes `a` and `b` end with alike.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    for step in [4096, 64, 1] {
+        while i + step <= n && a[a.len() - i - step..a.len() - i] == b[b.len() - i - step..b.len() - i] {
+            i += step;
+        }
+    }
+    i
+}
+
+/// A serialized update, where the contents of its spliced texts lie in it (between their
+/// quotes, escaped), in order, and which of its ranges were copied from earlier ones (a text's
+/// head or tail from the text before it), in order.
 pub struct Spliced {
     pub json: String,
-    pub texts: Vec<std::ops::Range<usize>>,
+    pub texts: Vec<Range<usize>>,
+    pub copies: Vec<Repeat>,
 }
 
 /// A string that no text of an update holds by chance: a random nonce between control bytes.
@@ -92,10 +180,17 @@ fn stand_in(i: usize, nonce: &str) -> String {
 /// Writes `s` as a JSON string, quotes included, exactly as serde_json does: `"` and `\`
 /// backslashed, the short escapes for \b \f \n \r \t, `\u00XX` for the other control bytes,
 /// everything else as it is.
-pub fn write_str(out: &mut Vec<u8>, s: &str) {
+pub fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    escape_into(out, s);
+    out.push('"');
+}
+
+/// `s` escaped as the inside of a JSON string. Every byte that needs an escape is ASCII, so
+/// the pieces between them are whole characters: written as `str`s, nothing is validated again.
+fn escape_into(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     let mut run = 0; // start of the bytes not yet written
     let mut i = 0;
     while i < bytes.len() {
@@ -113,27 +208,34 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             i += (found.trailing_zeros() / 8) as usize;
         }
         let Some(&b) = bytes.get(i) else { break };
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]],
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => {
+                out.push_str(&s[run..i]);
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+                i += 1;
+                run = i;
+                continue;
+            }
             _ => {
                 i += 1;
                 continue;
             }
         };
-        out.extend_from_slice(&bytes[run..i]);
-        out.extend_from_slice(escape);
+        out.push_str(&s[run..i]);
+        out.push_str(escape);
         i += 1;
         run = i;
     }
-    out.extend_from_slice(&bytes[run..]);
-    out.push(b'"');
+    out.push_str(&s[run..]);
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -155,9 +257,9 @@ mod tests {
     use super::*;
 
     fn ours(s: &str) -> String {
-        let mut out = Vec::new();
+        let mut out = String::new();
         write_str(&mut out, s);
-        String::from_utf8(out).expect("UTF-8")
+        out
     }
 
     #[test]
@@ -197,5 +299,44 @@ mod tests {
 
         let mut copied = Texts::copied();
         assert_eq!(copied.place(&big), big, "copied texts are the texts");
+    }
+
+    /// A new text that differs from the old one in the middle, with escapes and multibyte
+    /// characters on either side of every possible cut, and cuts that would split a character:
+    /// written partly by copying the old text's escaped bytes, it reads exactly as serde_json
+    /// writes it, and the copies say which bytes came from where.
+    #[test]
+    fn a_text_like_the_one_before_it_is_copied_where_it_is_alike() {
+        let line = "let s = \"é\\n\";\t// 日本 \u{1}\u{1f}\n";
+        for pad in 0..8 {
+            let old = format!("{}{}MIDDLE{}", "x".repeat(pad), line.repeat(80), line.repeat(80));
+            let mut pairs: Vec<(String, String)> = ["", "MIDDLE!", "\"", "\n", "\u{2}", "é", "\\", "日"]
+                .iter()
+                .map(|edit| (old.clone(), old.replacen("MIDDLE", edit, 1)))
+                .collect();
+            // Changes inside a character: "é" (c3 a9) to "è" (c3 a8) and to "ũ" (c5 a9), so the
+            // alike bytes end or begin in the middle of one.
+            pairs.extend(["è", "ũ"].map(|c| (old.replacen("MIDDLE", "é", 1), old.replacen("MIDDLE", c, 1))));
+            for (i, (old, new)) in pairs.into_iter().enumerate() {
+                let mut texts = Texts::spliced();
+                let value =
+                    serde_json::json!({ "path": "/a", "oldText": texts.place(&old), "newText": texts.place(&new) });
+                let spliced = texts.splice(serde_json::to_string(&value).expect("serializes"));
+                let expected = serde_json::json!({ "path": "/a", "oldText": old, "newText": new });
+                assert_eq!(spliced.json, serde_json::to_string(&expected).expect("serializes"), "pad {pad}, pair {i}");
+                assert_eq!(spliced.copies.len(), 2, "a head and a tail: pad {pad}, pair {i}");
+                for c in &spliced.copies {
+                    assert_eq!(spliced.json[c.at..c.at + c.len], spliced.json[c.from..c.from + c.len]);
+                    assert!(c.from + c.len <= spliced.texts[0].end && c.at >= spliced.texts[1].start);
+                }
+                let copied: usize = spliced.copies.iter().map(|c| c.len).sum();
+                assert!(spliced.texts[1].len() - copied < 24, "only the change is escaped anew: pad {pad}, pair {i}");
+            }
+        }
+        // Texts with nothing alike copy nothing.
+        let (a, b) = ("a".repeat(5000), "b".repeat(5000));
+        let mut texts = Texts::spliced();
+        let value = serde_json::json!([texts.place(&a), texts.place(&b)]);
+        assert!(texts.splice(serde_json::to_string(&value).expect("serializes")).copies.is_empty());
     }
 }

@@ -23,7 +23,7 @@ use super::{
 /// (`event::v2::terminal`) and never sent to v1 clients ([`for_v1`]).
 pub fn payload(event: &Event) -> serde_json::Result<Spliced> {
     if let Event::Terminal(t) = event {
-        return Ok(Spliced { json: super::v2::terminal_payload(t), texts: Vec::new() });
+        return Ok(Spliced { json: super::v2::terminal_payload(t), texts: Vec::new(), copies: Vec::new() });
     }
     let mut texts = Texts::spliced();
     let Some(update) = session_update(event, &mut texts) else {
