@@ -154,17 +154,25 @@ libc = ctypes.CDLL(None, use_errno=True)
 d, out = sys.argv[1].encode(), sys.argv[2]
 link = d + b".link"
 os.symlink(out, link)
+parent = os.getppid()
+n = 0
 while True:
     if libc.renameat2(-100, d, -100, link, 2) != 0:
-        sys.exit("renameat2 failed: errno %d" % ctypes.get_errno())`,
+        sys.exit("renameat2 failed: errno %d" % ctypes.get_errno())
+    n += 1
+    if n % 1024 == 0 and os.getppid() != parent:
+        sys.exit(0)`,
     join(root, "work"),
     outside,
   ]);
   let swapError = "";
   swapper.stderr.on("data", (d) => (swapError += d));
-  const t = await setup(root);
+  // The swapper spins until killed: killed below whatever fails (the agent not starting too),
+  // and it stops by itself once orphaned, should the test process die first.
+  let t;
   const seen = [];
   try {
+    t = await setup(root);
     for (let round = 0; round < 4; round++) {
       const calls = [];
       for (let i = 0; i < 25; i++) {
