@@ -68,14 +68,14 @@ impl<'e> Texts<'e> {
         let mut from = 0;
         let mut texts: Vec<Range<usize>> = Vec::with_capacity(at.len());
         let mut copies = Vec::new();
-        // The text before, if it was escaped whole: its raw text and where its escaped head
-        // and tail (shared with the text after it) went.
+        // The text before, if it was escaped in full (not partly copied): where its escaped
+        // head and tail (alike with this text's, `shared`) went.
         let mut before: Option<Escaped> = None;
         for (k, &(start, end, text)) in at.iter().enumerate() {
             out.push_str(&json[from..start]);
             out.push('"');
             let begin = out.len();
-            match before.take().filter(|b| b.shares_with(text)) {
+            match before.take().filter(|b| b.head_raw + b.tail_raw > 0) {
                 Some(b) => {
                     let (head, tail) = (b.head.end - b.head.start, b.tail.end - b.tail.start);
                     copies.push(Repeat { at: out.len(), from: b.head.start, len: head });
@@ -112,16 +112,6 @@ struct Escaped {
     tail: Range<usize>,
     head_raw: usize,
     tail_raw: usize,
-}
-
-impl Escaped {
-    /// Whether `text` is the one this was measured against: it has the shared bytes' room.
-    fn shares_with(&self, text: &str) -> bool {
-        (self.head_raw > 0 || self.tail_raw > 0)
-            && self.head_raw + self.tail_raw <= text.len()
-            && text.is_char_boundary(self.head_raw)
-            && text.is_char_boundary(text.len() - self.tail_raw)
-    }
 }
 
 /// How many bytes `a` and `b` begin and end with alike, not overlapping in either, each cut
