@@ -202,8 +202,9 @@ test("initialize reports the sandbox in force", { skip }, async () => {
   assert.ok(Number.isInteger(meta.abi) && meta.abi >= 1, JSON.stringify(meta));
   assert.equal(meta.network, "off");
   assert.equal(meta.mode, "workspace-write");
-  // The file tools' jail, on Linux: opened without following links, re-checked after.
-  assert.deepEqual(t.init._meta.corvid.jail, { noFollowOpen: true, checkedAfterOpen: true });
+  // The file tools' jail, on Linux: opened without following links, re-checked after, and
+  // the directory walks held beneath what they walk by Landlock.
+  assert.deepEqual(t.init._meta.corvid.jail, { noFollowOpen: true, checkedAfterOpen: true, walksConfined: true });
   await t.done();
 });
 

@@ -171,16 +171,23 @@ while True:
   // and it stops by itself once orphaned, should the test process die first.
   let t;
   const seen = [];
+  const walked = [];
   try {
     t = await setup(root);
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 10; round++) {
       const calls = [];
       for (let i = 0; i < 25; i++) {
         calls.push(["write_file", { path: `work/planted-${round}-${i}.txt`, content: "planted\n" }]);
         calls.push(["read_file", { path: "work/note.txt" }]);
       }
-      calls.push(["list_directory", { path: "work" }], ["search", { pattern: "secret", path: "work" }], ["deliver_file", { path: "work/note.txt" }]);
-      seen.push(...(await t.calls(calls)));
+      // The walking tools, several times a round: a walk reads directories while the swap runs.
+      for (let i = 0; i < 8; i++) {
+        calls.push(["list_directory", { path: "work", recursive: i % 2 === 1 }], ["glob", { pattern: "**/*.txt", path: "work" }]);
+      }
+      calls.push(["search", { pattern: "secret", path: "work" }], ["deliver_file", { path: "work/note.txt" }]);
+      const results = await t.calls(calls);
+      seen.push(...results);
+      walked.push(...results.filter((_, i) => ["list_directory", "glob"].includes(calls[i][0])));
     }
   } finally {
     swapper.kill();
@@ -190,6 +197,7 @@ while True:
   assert.deepEqual(readdirSync(outside).sort(), ["note.txt", "secret.txt"], "nothing was created outside");
   assert.equal(readFileSync(join(outside, "note.txt"), "utf8"), "top secret\n");
   assert.ok(seen.some((r) => !r.startsWith("error")), "some calls ran (inside)");
+  assert.ok(walked.some((r) => /planted-/.test(r)), "some walks listed the inside");
   await t.done();
 });
 

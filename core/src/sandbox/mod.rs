@@ -10,7 +10,8 @@
 //! `cover` (the Landlock rules that leave the forbidden subtrees out), `apply` (what the
 //! thread that starts the command does to itself), `network` (the seccomp filter), `probe`
 //! (what the kernel supports, and the report of what is in force), `launcher` (the argv that
-//! runs a command through it, from `config::Launcher`), `argv` (that argv's shape, written by
+//! runs a command through it, from `config::Launcher`), `reads` (the file tools' walks, held
+//! beneath the directory they walk), `argv` (that argv's shape, written by
 //! `launcher` and read by `supervisor`), `supervisor` (the launcher's run: signals, the
 //! spawn, waiting) and `tree` (reaping and killing what is below the launcher).
 //!
@@ -32,6 +33,8 @@ mod network;
 mod policy;
 mod probe;
 #[cfg(target_os = "linux")]
+mod reads;
+#[cfg(target_os = "linux")]
 mod supervisor;
 #[cfg(target_os = "linux")]
 mod tree;
@@ -44,6 +47,8 @@ pub use confinement::{Confinement, Escalation};
 pub use launcher::Launch;
 pub use policy::Policy;
 pub use probe::{Status, landlock_abi};
+#[cfg(target_os = "linux")]
+pub use reads::confine_reads;
 #[cfg(target_os = "linux")]
 pub use supervisor::{launcher_main, supervise};
 #[cfg(not(target_os = "linux"))]

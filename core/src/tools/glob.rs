@@ -66,35 +66,39 @@ pub fn glob(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<Out
     // The kept paths (the largest on top, so it is the one to drop) and how many matched.
     let kept = Mutex::new((BinaryHeap::<PathBuf>::new(), 0usize));
     let refused = Mutex::new(None);
-    walk::walker(&root).threads(walk::threads()).build_parallel().run(|| {
-        Box::new(|entry| {
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else { return WalkState::Continue };
-            if entry.depth() == 0
-                && let Err(e) = check_root(&entry, &dir, shown)
-            {
-                *refused.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
-                return WalkState::Quit;
-            }
-            if skip(&entry) {
-                return WalkState::Continue;
-            }
-            let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
-            if matcher.is_match(rel) {
-                let (heap, total) = &mut *kept.lock().unwrap_or_else(PoisonError::into_inner);
-                *total += 1;
-                if heap.len() < GLOB_MAX {
-                    heap.push(rel.to_path_buf());
-                } else if heap.peek().is_some_and(|largest| rel < largest.as_path()) {
-                    heap.pop();
-                    heap.push(rel.to_path_buf());
+    let walker = walk::walker(&root).threads(walk::threads()).build_parallel();
+    walk::confined(&dir, &root, || {
+        walker.run(|| {
+            Box::new(|entry| {
+                if cancel.is_cancelled() {
+                    return WalkState::Quit;
                 }
-            }
-            WalkState::Continue
-        })
-    });
+                let Ok(entry) = entry else { return WalkState::Continue };
+                if entry.depth() == 0
+                    && let Err(e) = check_root(&entry, &dir, shown)
+                {
+                    *refused.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                    return WalkState::Quit;
+                }
+                if skip(&entry) {
+                    return WalkState::Continue;
+                }
+                let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
+                if matcher.is_match(rel) {
+                    let (heap, total) = &mut *kept.lock().unwrap_or_else(PoisonError::into_inner);
+                    *total += 1;
+                    if heap.len() < GLOB_MAX {
+                        heap.push(rel.to_path_buf());
+                    } else if heap.peek().is_some_and(|largest| rel < largest.as_path()) {
+                        heap.pop();
+                        heap.push(rel.to_path_buf());
+                    }
+                }
+                WalkState::Continue
+            })
+        });
+        Ok(())
+    })?;
     check(cancel)?;
     if let Some(e) = refused.into_inner().unwrap_or_else(PoisonError::into_inner) {
         return Err(e);

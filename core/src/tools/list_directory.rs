@@ -57,30 +57,32 @@ pub fn list_directory(args: &Value, jail: &Jail, cancel: &CancellationToken) -> 
     let a: Args = parse_args("list_directory", args)?;
     let shown = a.path.as_deref().unwrap_or(".");
     let (root, dir) = jail.open_dir(shown)?;
-    let mut walk = walk::walker(&root);
-    walk.follow_links(false);
+    let mut walker = walk::walker(&root);
+    walker.follow_links(false);
     if !a.recursive {
-        walk.max_depth(Some(1));
+        walker.max_depth(Some(1));
     }
-    let mut entries = Vec::new();
-    let mut truncated = false;
-    for entry in walk.build().flatten() {
-        check(cancel)?;
-        if entry.depth() == 0 {
-            check_root(&entry, &dir, shown)?;
-            continue;
+    let walker = walker.build();
+    let (entries, truncated) = walk::confined(&dir, &root, || {
+        let mut entries = Vec::new();
+        for entry in walker.flatten() {
+            check(cancel)?;
+            if entry.depth() == 0 {
+                check_root(&entry, &dir, shown)?;
+                continue;
+            }
+            if entry.path().components().any(|c| c.as_os_str() == ".git") {
+                continue;
+            }
+            if entries.len() >= LIST_MAX {
+                return Ok((entries, true));
+            }
+            let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).display().to_string();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            entries.push(if is_dir { format!("{rel}/") } else { rel });
         }
-        if entry.path().components().any(|c| c.as_os_str() == ".git") {
-            continue;
-        }
-        if entries.len() >= LIST_MAX {
-            truncated = true;
-            break;
-        }
-        let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).display().to_string();
-        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        entries.push(if is_dir { format!("{rel}/") } else { rel });
-    }
+        Ok((entries, false))
+    })?;
     let mut out = entries.join("\n");
     if truncated {
         out.push_str(&format!("\n[stopped after {LIST_MAX} entries]"));
@@ -89,4 +91,38 @@ pub fn list_directory(args: &Value, jail: &Jail, cancel: &CancellationToken) -> 
         out = "(empty)".into();
     }
     Ok(Output::text(out, json!({ "path": root, "count": entries.len(), "truncated": truncated })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A walk held beneath the directory it lists still reads the ignore rules above it: the
+    /// parents' `.gitignore` (one outside the session's folder too) and the repository's
+    /// `info/exclude`.
+    #[test]
+    fn ignore_rules_above_the_listed_directory_still_apply() {
+        let base = std::env::temp_dir().join(format!("corvid-list-{}", uuid::Uuid::new_v4()));
+        for d in ["repo/.git/info", "repo/app/src/gen", "repo/app/src/scratch", "repo/app/src/kept"] {
+            std::fs::create_dir_all(base.join(d)).expect("mkdir");
+        }
+        let base = std::fs::canonicalize(&base).expect("canonical");
+        for (file, text) in [
+            ("repo/.gitignore", "*.log\n"),
+            ("repo/.git/info/exclude", "scratch/\n"),
+            ("repo/app/.gitignore", "gen/\n"),
+            ("repo/app/src/main.rs", ""),
+            ("repo/app/src/debug.log", ""),
+            ("repo/app/src/gen/out.rs", ""),
+            ("repo/app/src/scratch/try.rs", ""),
+            ("repo/app/src/kept/lib.rs", ""),
+        ] {
+            std::fs::write(base.join(file), text).expect("write");
+        }
+        let jail = Jail::new(crate::roots::Roots::new(base.join("repo/app"), Vec::new()), vec![]);
+        let out = list_directory(&json!({ "path": "src", "recursive": true }), &jail, &CancellationToken::new())
+            .expect("listed");
+        assert_eq!(out.for_model, "kept/\nkept/lib.rs\nmain.rs");
+        std::fs::remove_dir_all(&base).expect("rm");
+    }
 }

@@ -27,6 +27,66 @@ pub fn check(cancel: &CancellationToken) -> Result<(), ToolError> {
     if cancel.is_cancelled() { Err(ToolError::Cancelled) } else { Ok(()) }
 }
 
+/// Runs `walk`, a walk of `dir` (the directory the jail opened at `root`), on a thread of its
+/// own whose reads the kernel holds beneath `dir` and the ignore files above it (Linux with
+/// Landlock: `sandbox::confine_reads`). A walker reads directories by path, so without this a
+/// directory on the way swapped for a link out while it walks would be listed where the link
+/// points. The walker is to be built before (`build` reads the user's global git excludes,
+/// which lie outside). Where the kernel cannot confine it, the walk runs as it is, guarded by
+/// [`check_root`] alone (`jail::meta` says which).
+pub fn confined<T: Send>(
+    dir: &std::fs::File,
+    root: &std::path::Path,
+    walk: impl FnOnce() -> Result<T, ToolError> + Send,
+) -> Result<T, ToolError> {
+    #[cfg(target_os = "linux")]
+    if crate::sandbox::landlock_abi().is_some() {
+        let above = ignore_files_above(root);
+        return std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let above: Vec<&std::path::Path> = above.iter().map(|p| p.as_path()).collect();
+                    crate::sandbox::confine_reads(dir, &above)
+                        .map_err(|e| ToolError::Failed(format!("the walk could not be confined: {e}")))?;
+                    walk()
+                })
+                .join()
+                .unwrap_or_else(|_| Err(ToolError::Failed("the walk crashed".into())))
+        });
+    }
+    let _ = (dir, root);
+    walk()
+}
+
+/// The files outside a walk's root that the walker reads ignore rules from: each parent's
+/// `.gitignore` and `.ignore`, and each repository's `info/exclude` (for a linked worktree,
+/// whose `.git` is a file naming its git directory, the walker reads that file, then the git
+/// directory's `commondir`, then the exclude file of the directory that names).
+#[cfg(target_os = "linux")]
+fn ignore_files_above(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let first_line = |path: &std::path::Path| {
+        std::fs::read_to_string(path).ok().and_then(|text| text.lines().next().map(str::to_string))
+    };
+    let mut files = Vec::new();
+    for dir in root.ancestors() {
+        let git = dir.join(".git");
+        if dir != root {
+            files.extend([dir.join(".gitignore"), dir.join(".ignore"), git.join("info/exclude")]);
+        }
+        let Some(linked) =
+            first_line(&git).and_then(|line| line.strip_prefix("gitdir: ").map(std::path::PathBuf::from))
+        else {
+            continue;
+        };
+        if let Some(common) = first_line(&linked.join("commondir")) {
+            let common = if common.starts_with('.') { linked.join(common) } else { common.into() };
+            files.push(common.join("info/exclude"));
+        }
+        files.extend([git, linked.join("commondir")]);
+    }
+    files
+}
+
 /// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
 pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
     if super::jail::same_dir(dir, entry.path()) { Ok(()) } else { Err(JailError::Swapped(shown.to_string()).into()) }

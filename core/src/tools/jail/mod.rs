@@ -138,17 +138,26 @@ fn opened_path(_file: &File) -> Option<PathBuf> {
 }
 
 /// What the jail guarantees on this system, for `initialize`'s `_meta.corvid.jail`: whether a
-/// path is opened component by component without following links (`noFollowOpen`), and
-/// whether what was opened is checked again (`checkedAfterOpen`). Both hold on Linux and
-/// macOS; on Windows neither does, and the report says what that leaves open.
+/// path is opened component by component without following links (`noFollowOpen`), whether
+/// what was opened is checked again (`checkedAfterOpen`), and whether the kernel holds the
+/// directory walks (list, glob, search) beneath the directory they walk (`walksConfined`:
+/// Linux with Landlock, see `tools::walk::confined`). All three hold on Linux with Landlock;
+/// the report says what is left open where one does not.
 pub fn meta() -> serde_json::Value {
     let no_follow = cfg!(unix);
     let after_open = cfg!(any(target_os = "linux", target_vendor = "apple"));
-    let mut meta = serde_json::json!({ "noFollowOpen": no_follow, "checkedAfterOpen": after_open });
+    let walks = cfg!(target_os = "linux") && crate::sandbox::landlock_abi().is_some();
+    let mut meta =
+        serde_json::json!({ "noFollowOpen": no_follow, "checkedAfterOpen": after_open, "walksConfined": walks });
+    let mut limits = Vec::new();
     if !(no_follow && after_open) {
-        meta["limits"] = serde_json::Value::from(
-            "paths are checked before they are opened, but a link swapped in between the check and the open is not caught on this system",
-        );
+        limits.push("paths are checked before they are opened, but a link swapped in between the check and the open is not caught on this system");
+    }
+    if !walks {
+        limits.push("a directory walk checks its root, but a directory inside swapped for a link while it is walked can have its entries listed");
+    }
+    if !limits.is_empty() {
+        meta["limits"] = serde_json::Value::from(limits.join("; "));
     }
     meta
 }
