@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{self, blocking, check, check_root, glob_matcher, skip};
+use super::walk::{self, blocking, check, check_error, check_root, glob_matcher, skip};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
 use crate::event::ToolKind;
 use crate::provider::ToolSpec;
@@ -110,91 +110,98 @@ pub fn search(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<O
     let filter = a.glob.as_deref().map(glob_matcher).transpose()?;
     let stop = AtomicBool::new(false);
     let stopped = || stop.load(Ordering::Relaxed) || cancel.is_cancelled();
-    let walker = walk::walker(&root).build();
-    let (hits, truncated, walked) = walk::confined(&dir, &root, || {
-        let (file_tx, file_rx) = mpsc::sync_channel::<Vec<(usize, PathBuf)>>(8);
-        let file_rx = Mutex::new(file_rx);
-        let (hit_tx, hit_rx) = mpsc::channel::<Vec<(usize, Vec<String>)>>();
-        Ok(std::thread::scope(|scope| {
-            // Files searched at once; the walk stays on its own thread, in order.
-            for _ in 0..walk::threads() {
-                let (hit_tx, file_rx, matcher, dir, root) = (hit_tx.clone(), &file_rx, &matcher, &dir, &root);
-                let stopped = &stopped;
-                scope.spawn(move || {
-                    // Binary files are skipped at their first NUL byte, as ripgrep does.
-                    let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).build();
-                    loop {
-                        let next = file_rx.lock().map_or(None, |rx| rx.recv().ok());
-                        let Some(batch) = next else { break };
-                        let mut results = Vec::with_capacity(batch.len());
-                        for (n, rel) in batch {
-                            // A stop still answers every number, so the collector never waits on a gap.
-                            let found = match (stopped(), jail.open_found(dir, root, &rel)) {
-                                (false, Ok(file)) => search_file(&mut searcher, matcher, &file, &rel),
-                                // Refused (outside the jail, or swapped for a link meanwhile) or gone: skipped.
-                                _ => Vec::new(),
-                            };
-                            results.push((n, found));
-                        }
-                        if hit_tx.send(results).is_err() {
-                            break;
-                        }
+    let (file_tx, file_rx) = mpsc::sync_channel::<Vec<(usize, PathBuf)>>(8);
+    let file_rx = Mutex::new(file_rx);
+    let (hit_tx, hit_rx) = mpsc::channel::<Vec<(usize, Vec<String>)>>();
+    let (hits, truncated, walked) = std::thread::scope(|scope| {
+        // Files searched at once; the walk stays on its own thread, in order.
+        for _ in 0..walk::threads() {
+            let (hit_tx, file_rx, matcher, dir, root) = (hit_tx.clone(), &file_rx, &matcher, &dir, &root);
+            let stopped = &stopped;
+            scope.spawn(move || {
+                // Binary files are skipped at their first NUL byte, as ripgrep does.
+                let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).build();
+                loop {
+                    let next = file_rx.lock().map_or(None, |rx| rx.recv().ok());
+                    let Some(batch) = next else { break };
+                    let mut results = Vec::with_capacity(batch.len());
+                    for (n, rel) in batch {
+                        // A stop still answers every number, so the collector never waits on a gap.
+                        let found = match (stopped(), jail.open_found(dir, root, &rel)) {
+                            (false, Ok(file)) => search_file(&mut searcher, matcher, &file, &rel),
+                            // Refused (outside the jail, or swapped for a link meanwhile) or gone: skipped.
+                            _ => Vec::new(),
+                        };
+                        results.push((n, found));
                     }
-                });
-            }
-            drop(hit_tx);
-            let walk = scope.spawn(|| -> Result<(), ToolError> {
-                // Owned here, so the workers' queue closes when the walk ends, however it ends.
-                let file_tx = file_tx;
-                let mut n = 0;
-                let mut batch = Vec::with_capacity(BATCH);
-                for entry in walker.flatten() {
-                    if stopped() {
-                        break;
-                    }
-                    if entry.depth() == 0 {
-                        check_root(&entry, &dir, shown)?;
-                    }
-                    if skip(&entry) {
-                        continue;
-                    }
-                    let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).to_path_buf();
-                    if filter.as_ref().is_some_and(|g| !g.is_match(&rel)) {
-                        continue;
-                    }
-                    batch.push((n, rel));
-                    n += 1;
-                    if batch.len() == BATCH && file_tx.send(std::mem::take(&mut batch)).is_err() {
+                    if hit_tx.send(results).is_err() {
                         break;
                     }
                 }
-                if !batch.is_empty() {
-                    let _ = file_tx.send(batch);
-                }
-                Ok(())
             });
-            // Results in walk order: those that arrive early wait in `ahead` for the gap to fill.
-            let mut hits: Vec<String> = Vec::new();
-            let mut truncated = false;
-            let mut ahead = BTreeMap::new();
-            let mut next = 0;
-            for (n, found) in hit_rx.iter().flatten() {
-                ahead.insert(n, found);
-                while let Some(found) = ahead.remove(&next) {
-                    next += 1;
-                    for h in found {
-                        if hits.len() >= SEARCH_MAX {
-                            truncated = true;
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                        hits.push(h);
+        }
+        drop(hit_tx);
+        let walker = walk::walker(&root).build();
+        let walk = scope.spawn(|| -> Result<(), ToolError> {
+            // Owned here, so the workers' queue closes when the walk ends, however it ends.
+            let file_tx = file_tx;
+            // Only the walk: the workers open what it finds in one jailed `openat2` each.
+            walk::confine_thread(&dir, &root)?;
+            let mut n = 0;
+            let mut batch = Vec::with_capacity(BATCH);
+            for entry in walker {
+                if stopped() {
+                    break;
+                }
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) => {
+                        check_error(&e, shown)?;
+                        continue;
                     }
+                };
+                if entry.depth() == 0 {
+                    check_root(&entry, &dir, shown)?;
+                }
+                if skip(&entry) {
+                    continue;
+                }
+                let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path()).to_path_buf();
+                if filter.as_ref().is_some_and(|g| !g.is_match(&rel)) {
+                    continue;
+                }
+                batch.push((n, rel));
+                n += 1;
+                if batch.len() == BATCH && file_tx.send(std::mem::take(&mut batch)).is_err() {
+                    break;
                 }
             }
-            (hits, truncated, walk.join())
-        }))
-    })?;
+            if !batch.is_empty() {
+                let _ = file_tx.send(batch);
+            }
+            Ok(())
+        });
+        // Results in walk order: those that arrive early wait in `ahead` for the gap to fill.
+        let mut hits: Vec<String> = Vec::new();
+        let mut truncated = false;
+        let mut ahead = BTreeMap::new();
+        let mut next = 0;
+        for (n, found) in hit_rx.iter().flatten() {
+            ahead.insert(n, found);
+            while let Some(found) = ahead.remove(&next) {
+                next += 1;
+                for h in found {
+                    if hits.len() >= SEARCH_MAX {
+                        truncated = true;
+                        stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    hits.push(h);
+                }
+            }
+        }
+        (hits, truncated, walk.join())
+    });
     check(cancel)?;
     walked.unwrap_or_else(|_| Err(ToolError::Failed("the search crashed".into())))?;
     let mut out = if hits.is_empty() { "no matches".to_string() } else { hits.join("\n") };

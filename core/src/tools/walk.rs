@@ -28,34 +28,43 @@ pub fn check(cancel: &CancellationToken) -> Result<(), ToolError> {
 }
 
 /// Runs `walk`, a walk of `dir` (the directory the jail opened at `root`), on a thread of its
-/// own whose reads the kernel holds beneath `dir` and the ignore files above it (Linux with
-/// Landlock: `sandbox::confine_reads`). A walker reads directories by path, so without this a
-/// directory on the way swapped for a link out while it walks would be listed where the link
-/// points. The walker is to be built before (`build` reads the user's global git excludes,
-/// which lie outside). Where the kernel cannot confine it, the walk runs as it is, guarded by
-/// [`check_root`] alone (`jail::meta` says which).
+/// own held beneath `dir` ([`confine_thread`]). The walker is to be built before (`build`
+/// reads the user's global git excludes, which lie outside).
 pub fn confined<T: Send>(
     dir: &std::fs::File,
     root: &std::path::Path,
     walk: impl FnOnce() -> Result<T, ToolError> + Send,
 ) -> Result<T, ToolError> {
+    if !cfg!(target_os = "linux") || crate::sandbox::landlock_abi().is_none() {
+        return walk();
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                confine_thread(dir, root)?;
+                walk()
+            })
+            .join()
+            .unwrap_or_else(|_| Err(ToolError::Failed("the walk crashed".into())))
+    })
+}
+
+/// Holds the calling thread's reads, for good, beneath `dir` (the directory the jail opened at
+/// `root`) and the ignore files above it (Linux with Landlock: `sandbox::confine_reads`); the
+/// threads it starts after inherit that. A walker reads directories by path, so without this a
+/// directory on the way swapped for a link out while it walks would be listed where the link
+/// points. Call it only on a thread that ends with the walk. Where the kernel cannot confine
+/// it, nothing happens and a walk is guarded by [`check_root`] alone (`jail::meta` says which).
+pub fn confine_thread(dir: &std::fs::File, root: &std::path::Path) -> Result<(), ToolError> {
     #[cfg(target_os = "linux")]
     if crate::sandbox::landlock_abi().is_some() {
         let above = ignore_files_above(root);
-        return std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    let above: Vec<&std::path::Path> = above.iter().map(|p| p.as_path()).collect();
-                    crate::sandbox::confine_reads(dir, &above)
-                        .map_err(|e| ToolError::Failed(format!("the walk could not be confined: {e}")))?;
-                    walk()
-                })
-                .join()
-                .unwrap_or_else(|_| Err(ToolError::Failed("the walk crashed".into())))
-        });
+        let above: Vec<&std::path::Path> = above.iter().map(|p| p.as_path()).collect();
+        crate::sandbox::confine_reads(dir, &above)
+            .map_err(|e| ToolError::Failed(format!("the walk could not be confined: {e}")))?;
     }
     let _ = (dir, root);
-    walk()
+    Ok(())
 }
 
 /// The files outside a walk's root that the walker reads ignore rules from: each parent's
@@ -90,6 +99,15 @@ fn ignore_files_above(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
 pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
     if super::jail::same_dir(dir, entry.path()) { Ok(()) } else { Err(JailError::Swapped(shown.to_string()).into()) }
+}
+
+/// Refuses a walk whose root could not be read for want of permission: the jail opened that
+/// directory for reading just before, so the path pointed elsewhere by the time the walker
+/// read it (a swap that [`confine_thread`] made the kernel refuse). Other errors (a
+/// subdirectory that cannot be read) only leave entries out, as they do for `rg`.
+pub fn check_error(err: &ignore::Error, shown: &str) -> Result<(), ToolError> {
+    let denied = err.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    if denied && err.depth() == Some(0) { Err(JailError::Swapped(shown.to_string()).into()) } else { Ok(()) }
 }
 
 /// Threads a walk or a search uses: the cores, at least 2 and at most 8.
