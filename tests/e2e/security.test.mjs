@@ -181,8 +181,10 @@ while True:
         calls.push(["read_file", { path: "work/note.txt" }]);
       }
       // The walking tools, several times a round: a walk reads directories while the swap runs.
+      // Walked as the root, and from above (a directory met deeper in the walk).
       for (let i = 0; i < 8; i++) {
         calls.push(["list_directory", { path: "work", recursive: i % 2 === 1 }], ["glob", { pattern: "**/*.txt", path: "work" }]);
+        calls.push(["list_directory", { path: ".", recursive: true }], ["glob", { pattern: "**/*.txt" }]);
       }
       calls.push(["search", { pattern: "secret", path: "work" }], ["deliver_file", { path: "work/note.txt" }]);
       const results = await t.calls(calls);
