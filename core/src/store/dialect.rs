@@ -16,7 +16,24 @@ pub(crate) struct Dialect {
     /// Stores turn `$2` of session `$1` as running, owned by (`$3` pid, `$4` start, `$5`
     /// instance, `$6` host), started at `$7`, its heartbeat now.
     pub insert_turn: &'static str,
+    /// A page of session `$1`'s ledger as one row: the events after seq `$2`, at most `$3`,
+    /// as their last seq, their count, how many are packed (`repeats` set), and their payloads
+    /// joined by newlines in order (see `Store::ledger`).
+    pub ledger_page: &'static str,
 }
+
+/// The dialect-independent part of [`Dialect::ledger_page`], around each backend's ordered
+/// join of the payloads.
+macro_rules! ledger_page {
+    ($($joined:tt)+) => {
+        concat!(
+            "SELECT MAX(seq), COUNT(*), COUNT(repeats), ",
+            $($joined)+,
+            " FROM (SELECT seq, payload, repeats FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3) AS page"
+        )
+    };
+}
+pub(crate) use ledger_page;
 
 /// The dialect-independent part of [`Dialect::running_turns`] and [`Dialect::insert_turn`],
 /// around each backend's expression for "now in Unix seconds".

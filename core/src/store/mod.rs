@@ -36,7 +36,7 @@ use std::path::PathBuf;
 use sqlx::{PgPool, SqlitePool};
 
 pub(crate) use dialect::Dialect;
-pub use ledger::Ledger;
+pub use ledger::{Ledger, Page};
 pub use location::{Location, redact_url, resolve_location};
 pub use process::Owner;
 pub use rules::StoredRule;

@@ -20,6 +20,7 @@ pub(super) const DIALECT: Dialect = Dialect {
                         WHERE id = $2",
     running_turns: TURN_STATEMENTS.0,
     insert_turn: TURN_STATEMENTS.1,
+    ledger_page: super::dialect::ledger_page!("string_agg(payload, chr(10) ORDER BY seq)"),
 };
 
 /// Now in Unix seconds, by the database's clock.

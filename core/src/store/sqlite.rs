@@ -20,6 +20,7 @@ pub(super) const DIALECT: Dialect = Dialect {
     set_system_prompt: "UPDATE sessions SET config = json_set(config, '$.system_prompt', $1) WHERE id = $2",
     running_turns: TURN_STATEMENTS.0,
     insert_turn: TURN_STATEMENTS.1,
+    ledger_page: super::dialect::ledger_page!("group_concat(payload, char(10) ORDER BY seq)"),
 };
 
 /// Now in Unix seconds, by the database's clock.

@@ -50,7 +50,7 @@ impl Agent {
         let mut announced = HashSet::new();
         let mut ledger = store.ledger(&parent.id);
         while let Some(page) = ledger.next().await? {
-            announced.extend(page.iter().filter_map(|p| announced_child(p)));
+            announced.extend(page.iter().filter_map(announced_child));
         }
         for id in children {
             let Some(record) = store.session(&id).await? else { continue };
@@ -77,11 +77,11 @@ impl Agent {
         let mut replayed = HashSet::new();
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
-            for payload in page {
-                if let Some(v1) = crate::event::v1::for_v1(&payload) {
+            for payload in page.iter() {
+                if let Some(v1) = crate::event::v1::for_v1(payload) {
                     self.peer.send_raw(update_frame(id, &v1)).await?;
                 }
-                if let Some(child) = announced_child(&payload)
+                if let Some(child) = announced_child(payload)
                     && replayed.insert(child.clone())
                 {
                     self.replay_child(store, &child).await?;
@@ -97,8 +97,8 @@ impl Agent {
         let mut converter = crate::event::v2::Replay::default();
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
-            for payload in page {
-                let Ok(v1) = serde_json::from_str::<serde_json::Value>(&payload) else { continue };
+            for payload in page.iter() {
+                let Ok(v1) = serde_json::from_str::<serde_json::Value>(payload) else { continue };
                 for update in converter.push(&v1) {
                     self.peer.send_raw(update_frame(id, &update.to_string())).await?;
                 }
@@ -114,8 +114,8 @@ impl Agent {
     async fn replay_child(&self, store: &Store, child: &str) -> Result<(), AgentError> {
         let mut ledger = store.ledger(child);
         while let Some(page) = ledger.next().await? {
-            for payload in page {
-                if let Some(v1) = crate::event::v1::for_v1(&payload) {
+            for payload in page.iter() {
+                if let Some(v1) = crate::event::v1::for_v1(payload) {
                     self.peer.send_raw(update_frame(child, &v1)).await?;
                 }
             }
