@@ -5,8 +5,9 @@ use tokio::sync::mpsc;
 
 use super::{Store, StoreError, with_pool};
 
-/// Payloads read per page of a replay. A replay of 100,000 took 120–125 ms with pages of
-/// 1,000, 118–134 ms with 2,000 and 139–153 ms with 500, its peak RSS 19, 22 and 17.5 MB.
+/// Payloads read per page of a replay. Measured on 2026-12-04 (`npm run bench:scale`): a
+/// replay of 100,000 took 120–125 ms with pages of 1,000, 118–134 ms with 2,000 and 139–153 ms
+/// with 500, its peak RSS 19, 22 and 17.5 MB.
 const LEDGER_PAGE: i64 = 1_000;
 
 /// A session's ledger read a page at a time in order, the next page fetched while the caller
@@ -30,6 +31,7 @@ impl Page {
         matches!(self, Page::Rows(rows) if rows.is_empty())
     }
 
+    /// The payloads, in order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = &str> + Send + '_> {
         match self {
             Page::Joined(text) => Box::new(text.split('\n')),
