@@ -275,7 +275,6 @@ mod tests {
 
     use super::*;
     use crate::store::Location;
-    use crate::store::time::now_rfc3339;
 
     /// A real SQLite store whose first `failures` writes fail before reaching it, as writes to
     /// a busy or full disk do. Clones share the counters.
@@ -317,14 +316,7 @@ mod tests {
         let (out_tx, mut out_rx) = mpsc::channel(16);
         let store = Flaky { client: Some(out_tx.clone()), ..store };
         let (tx, rx) = mpsc::channel(QUEUE);
-        let new_session = Record::NewSession {
-            id: session_id.to_string(),
-            cwd: "/w".into(),
-            additional_directories: "[]".into(),
-            model: "m".into(),
-            agent: None,
-            at: now_rfc3339(),
-        };
+        let new_session = Record::test_session(session_id);
         tx.send(Entry::Write { record: new_session, frame: None }).await.expect("queued");
         let mut sent = Vec::new();
         for seq in 1..=2 {

@@ -111,6 +111,22 @@ pub enum Record {
     Fork(Box<Fork>),
 }
 
+#[cfg(test)]
+impl Record {
+    /// A session in `/w` on model `m`, made now: what the store's and the outbox's tests
+    /// write first.
+    pub(crate) fn test_session(id: &str) -> Record {
+        Record::NewSession {
+            id: id.to_string(),
+            cwd: "/w".into(),
+            additional_directories: "[]".into(),
+            model: "m".into(),
+            agent: None,
+            at: crate::store::time::now_rfc3339(),
+        }
+    }
+}
+
 impl Record {
     /// About how many bytes of text the record writes (what grows the SQLite log; a fork's
     /// copy happens inside the database and is not counted).

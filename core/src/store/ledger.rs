@@ -162,15 +162,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("corvid-ledger-{}", uuid::Uuid::new_v4()));
         let store = Store::open(&Location::File(dir.join("sessions.db"))).await?;
         let id = "s".to_string();
-        let at = crate::store::time::now_rfc3339();
-        let session = Record::NewSession {
-            id: id.clone(),
-            cwd: "/w".into(),
-            additional_directories: "[]".into(),
-            model: "m".into(),
-            agent: None,
-            at,
-        };
+        let session = Record::test_session(&id);
         let n = LEDGER_PAGE as usize * 2 + 7;
         let payload = |i: usize| {
             format!(r#"{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{i}\n\"é\""}}}}"#)

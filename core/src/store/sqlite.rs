@@ -185,14 +185,7 @@ mod tests {
         let path = dir.join("sessions.db");
         let store = Store::open(&Location::File(path.clone())).await?;
         let id = "s".to_string();
-        let session = Record::NewSession {
-            id: id.clone(),
-            cwd: "/w".into(),
-            additional_directories: "[]".into(),
-            model: "m".into(),
-            agent: None,
-            at: crate::store::time::now_rfc3339(),
-        };
+        let session = Record::test_session(&id);
         store.write_batch(&[session]).await?;
         let before = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         // Six updates of 1 MiB: past the threshold (about 4 MiB of log).

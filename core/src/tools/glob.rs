@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{self, blocking, check, check_error, check_root, glob_matcher, skip};
+use super::walk::{self, blocking, check, glob_matcher, skip};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, location, parse_args};
 use crate::event::ToolKind;
 use crate::provider::ToolSpec;
@@ -73,16 +73,14 @@ pub fn glob(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<Out
                 if cancel.is_cancelled() {
                     return WalkState::Quit;
                 }
-                let checked = match &entry {
-                    Ok(entry) if entry.depth() == 0 => check_root(entry, &dir, shown),
-                    Ok(_) => Ok(()),
-                    Err(e) => check_error(e, shown),
+                let entry = match walk::checked(entry, &dir, shown) {
+                    Ok(Some(entry)) => entry,
+                    Ok(None) => return WalkState::Continue,
+                    Err(e) => {
+                        *refused.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                        return WalkState::Quit;
+                    }
                 };
-                if let Err(e) = checked {
-                    *refused.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
-                    return WalkState::Quit;
-                }
-                let Ok(entry) = entry else { return WalkState::Continue };
                 if skip(&entry) {
                     return WalkState::Continue;
                 }

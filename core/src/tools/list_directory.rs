@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{self, blocking, check, check_error, check_root};
+use super::walk::{self, blocking, check};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
 use crate::event::ToolKind;
 use crate::provider::ToolSpec;
@@ -67,18 +67,8 @@ pub fn list_directory(args: &Value, jail: &Jail, cancel: &CancellationToken) -> 
         let mut entries = Vec::new();
         for entry in walker {
             check(cancel)?;
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    check_error(&e, shown)?;
-                    continue;
-                }
-            };
-            if entry.depth() == 0 {
-                check_root(&entry, &dir, shown)?;
-                continue;
-            }
-            if entry.path().components().any(|c| c.as_os_str() == ".git") {
+            let Some(entry) = walk::checked(entry, &dir, shown)? else { continue };
+            if entry.depth() == 0 || entry.path().components().any(|c| c.as_os_str() == ".git") {
                 continue;
             }
             if entries.len() >= LIST_MAX {

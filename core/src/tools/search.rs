@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::walk::{self, blocking, check, check_error, check_root, glob_matcher, skip};
+use super::walk::{self, blocking, check, glob_matcher, skip};
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
 use crate::event::ToolKind;
 use crate::provider::ToolSpec;
@@ -153,16 +153,7 @@ pub fn search(args: &Value, jail: &Jail, cancel: &CancellationToken) -> Result<O
                 if stopped() {
                     break;
                 }
-                let entry = match entry {
-                    Ok(entry) => entry,
-                    Err(e) => {
-                        check_error(&e, shown)?;
-                        continue;
-                    }
-                };
-                if entry.depth() == 0 {
-                    check_root(&entry, &dir, shown)?;
-                }
+                let Some(entry) = walk::checked(entry, &dir, shown)? else { continue };
                 if skip(&entry) {
                     continue;
                 }

@@ -54,7 +54,7 @@ pub fn confined<T: Send>(
 /// threads it starts after inherit that. A walker reads directories by path, so without this a
 /// directory on the way swapped for a link out while it walks would be listed where the link
 /// points. Call it only on a thread that ends with the walk. Where the kernel cannot confine
-/// it, nothing happens and a walk is guarded by [`check_root`] alone (`jail::meta` says which).
+/// it, nothing happens and a walk is guarded by its root check alone ([`checked`]) (`jail::meta` says which).
 pub fn confine_thread(dir: &std::fs::File, root: &std::path::Path) -> Result<(), ToolError> {
     #[cfg(target_os = "linux")]
     if crate::sandbox::landlock_abi().is_some() {
@@ -96,18 +96,28 @@ fn ignore_files_above(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// Refuses a walk whose root (the depth-0 entry) is not the directory opened through the jail.
-pub fn check_root(entry: &ignore::DirEntry, dir: &std::fs::File, shown: &str) -> Result<(), ToolError> {
-    if super::jail::same_dir(dir, entry.path()) { Ok(()) } else { Err(JailError::Swapped(shown.to_string()).into()) }
-}
-
-/// Refuses a walk whose root could not be read for want of permission: the jail opened that
-/// directory for reading just before, so the path pointed elsewhere by the time the walker
-/// read it (a swap that [`confine_thread`] made the kernel refuse). Other errors (a
-/// subdirectory that cannot be read) only leave entries out, as they do for `rg`.
-pub fn check_error(err: &ignore::Error, shown: &str) -> Result<(), ToolError> {
-    let denied = err.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
-    if denied && err.depth() == Some(0) { Err(JailError::Swapped(shown.to_string()).into()) } else { Ok(()) }
+/// What a walk does with what its walker gives: the entry, `None` for an error that only
+/// leaves entries out (a subdirectory that cannot be read, as for `rg`), or the walk refused.
+/// Refused: a root (the depth-0 entry) that is not the directory the jail opened, and a root
+/// the walker could not read for want of permission (the jail had just opened it for reading,
+/// so the path pointed elsewhere by then: a swap that [`confine_thread`] made the kernel refuse).
+pub fn checked(
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    dir: &std::fs::File,
+    shown: &str,
+) -> Result<Option<ignore::DirEntry>, ToolError> {
+    let swapped = || Err(JailError::Swapped(shown.to_string()).into());
+    match entry {
+        Ok(entry) if entry.depth() == 0 && !super::jail::same_dir(dir, entry.path()) => swapped(),
+        Ok(entry) => Ok(Some(entry)),
+        Err(e)
+            if e.depth() == Some(0)
+                && e.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied) =>
+        {
+            swapped()
+        }
+        Err(_) => Ok(None),
+    }
 }
 
 /// Threads a walk or a search uses: the cores, at least 2 and at most 8.
