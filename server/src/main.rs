@@ -118,6 +118,12 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // `corvid acp` and nothing else is how editors start Corvid, and every millisecond before
+    // `initialize` is answered counts there: clap building its command tree to parse those
+    // two words took ~120 µs of that. Any other command line goes through clap.
+    if is_bare_acp(std::env::args_os().skip(1)) {
+        return exit_code(run_acp(None, None));
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Chat(args) => chat::run(args),
@@ -130,6 +136,12 @@ fn main() -> std::process::ExitCode {
         Command::Serve(args) => exit_code(serve::run(args)),
         Command::Sandbox { policy, command } => corvid_core::sandbox::supervise(&policy, &command).into(),
     }
+}
+
+/// Whether the arguments are exactly `acp` (what clap would parse into `Command::Acp` with
+/// every option left unset).
+fn is_bare_acp(mut args: impl Iterator<Item = OsString>) -> bool {
+    args.next().is_some_and(|first| first == "acp") && args.next().is_none()
 }
 
 fn exit_code(result: anyhow::Result<()>) -> std::process::ExitCode {
@@ -249,5 +261,38 @@ pub(crate) fn join_with_deadline(writer: corvid_core::transport::stdio::StdioWri
     });
     if rx.recv_timeout(deadline).is_err() {
         tracing::warn!("stdout did not drain in time; exiting anyway");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> std::vec::IntoIter<OsString> {
+        words.iter().map(OsString::from).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn the_bare_acp_fast_path_is_taken_only_for_what_clap_parses_to_a_plain_acp() {
+        assert!(is_bare_acp(args(&["acp"])));
+        for other in
+            [&[][..], &["acp", "--store", "none"], &["acp", "--login"], &["chat"], &["--version"], &["acp", "acp"]]
+        {
+            assert!(!is_bare_acp(args(other)), "{other:?}");
+        }
+        // The fast path runs `run_acp(None, None)`: what clap makes of the same words.
+        let parsed = Cli::try_parse_from(["corvid", "acp"]).expect("`corvid acp` parses");
+        assert!(matches!(
+            parsed.command,
+            Command::Acp {
+                log_file: None,
+                store: None,
+                login: false,
+                connect: None,
+                token_file: None,
+                agent: None,
+                ca_cert: None
+            }
+        ));
     }
 }
