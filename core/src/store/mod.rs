@@ -28,6 +28,7 @@ pub mod process;
 mod rules;
 mod sessions;
 mod sqlite;
+mod stamp;
 pub mod time;
 mod turns;
 

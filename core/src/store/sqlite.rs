@@ -9,6 +9,7 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+use super::stamp::{Header, fingerprint};
 use super::{Dialect, StoreError};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -57,7 +58,11 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
     // answers one of them "database is locked" at once, busy timeout or not (seen: 2 of 300
     // processes started three at a time). That process would run without a store. Until the
     // file is in WAL mode, opening is serialized by the lock file, as migrating is.
-    let mut lock = if in_wal_mode(path) { None } else { Some(setup_lock(path).await?) };
+    let header = Header::read(path);
+    let mut lock = if header.is_some_and(|h| h.wal) { None } else { Some(setup_lock(path).await?) };
+    // A file that a start of this build (or of one with the same migrations) has migrated or
+    // checked, and that was closed cleanly since, says so in its header: no query needed.
+    let current = header.is_some_and(|h| h.is_current(path, ours()));
     let pool = SqlitePoolOptions::new()
         // A writer, a reader, and the background checkpoint.
         .max_connections(3)
@@ -70,19 +75,23 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         .await
         .map_err(|source| StoreError::Open { location: location.clone(), source })?;
     let connected = t0.elapsed();
-    if !up_to_date(&pool).await {
-        // sqlx cannot lock an SQLite database around its migrations, so two processes
-        // starting on a new file would both try to create the tables. A lock file serializes
-        // them.
-        if lock.is_none() {
-            lock = Some(setup_lock(path).await?);
+    if !current {
+        if !up_to_date(&pool).await {
+            // sqlx cannot lock an SQLite database around its migrations, so two processes
+            // starting on a new file would both try to create the tables. A lock file
+            // serializes them.
+            if lock.is_none() {
+                lock = Some(setup_lock(path).await?);
+            }
+            MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
         }
-        MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
+        stamp(&pool).await;
     }
     drop(lock);
     tracing::debug!(
         connect_us = connected.as_micros() as u64,
         total_us = t0.elapsed().as_micros() as u64,
+        checked = !current,
         "session store open"
     );
     Ok(pool)
@@ -131,9 +140,10 @@ impl Checkpoints {
     }
 }
 
-/// Whether the file already has exactly our migrations, applied (every start after the first).
-/// One read instead of the lock file and sqlx's migrator, which writes (it creates its table
-/// if missing) before it looks; `initialize` waits for the store, so this is start-up time.
+/// Whether the file already has exactly our migrations, applied: asked when its header's stamp
+/// cannot say (the first start of this build on it, or with frames in the log). One read
+/// instead of the lock file and sqlx's migrator, which writes (it creates its table if
+/// missing) before it looks; `initialize` waits for the store, so this is start-up time.
 /// Anything else (a new file, a newer or different schema, a failed migration) takes the full
 /// path, which applies what is missing or reports the mismatch.
 async fn up_to_date(pool: &SqlitePool) -> bool {
@@ -147,12 +157,22 @@ async fn up_to_date(pool: &SqlitePool) -> bool {
     applied == ours
 }
 
-/// Whether the file at `path` is an SQLite database in WAL mode: its header's read and write
-/// versions (bytes 18 and 19) are 2. Once they are, opening it changes nothing on disk.
-fn in_wal_mode(path: &Path) -> bool {
-    use std::io::Read;
-    let mut header = [0u8; 20];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header)).is_ok() && header[18..20] == [2, 2]
+/// This build's stamp ([`super::stamp`]): the fingerprint of its migrations.
+fn ours() -> u32 {
+    static STAMP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *STAMP.get_or_init(|| {
+        let ours = MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration());
+        fingerprint(ours.map(|m| (m.version, &*m.checksum)))
+    })
+}
+
+/// Writes this build's stamp into the file's header, once its migrations are known to be
+/// exactly ours. A failure costs only speed: the next start checks again.
+async fn stamp(pool: &SqlitePool) {
+    let sql = format!("PRAGMA user_version = {}", ours());
+    if let Err(e) = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await {
+        tracing::debug!(error = %e, "cannot stamp the session store's schema; the next start checks it again");
+    }
 }
 
 /// An exclusive advisory lock on `<db>.lock`, held while a new file is set up or migrated.
@@ -233,6 +253,39 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// The header's stamp stands in for the check of the migrations table only where it can:
+    /// it is written by a start that checked (or migrated), and trusted only with an empty log.
+    #[tokio::test]
+    async fn the_stamp_is_written_once_checked_and_trusted_only_with_an_empty_log() -> Result<(), StoreError> {
+        let dir = std::env::temp_dir().join(format!("corvid-stamp-{}", uuid::Uuid::new_v4()));
+        let path = dir.join("sessions.db");
+        let stamped = |path: &Path| Header::read(path).is_some_and(|h| h.is_current(path, ours()));
+        open(&path).await?.close().await;
+        assert!(stamped(&path), "a new file is stamped once migrated");
+
+        // A file from before stamps: the check runs, finds our migrations, and stamps it.
+        let pool = open(&path).await?;
+        sqlx::query("PRAGMA user_version = 0")
+            .execute(&pool)
+            .await
+            .map_err(|source| StoreError::Open { location: path.display().to_string(), source })?;
+        pool.close().await;
+        assert!(!stamped(&path));
+        open(&path).await?.close().await;
+        assert!(stamped(&path), "the check stamped it");
+
+        // Frames in the log (another process's writes not yet in the file, or a crash's): the
+        // header on disk may be older than the file, so it is not trusted.
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        std::fs::write(&wal, b"frames").map_err(|source| StoreError::DataDir { path: dir.clone(), source })?;
+        assert!(!stamped(&path));
+        std::fs::write(&wal, b"").map_err(|source| StoreError::DataDir { path: dir.clone(), source })?;
+        assert!(stamped(&path), "an empty log holds nothing the header could miss");
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+
     #[tokio::test]
     async fn only_a_file_with_exactly_our_migrations_skips_the_migrator() -> Result<(), StoreError> {
         let dir = std::env::temp_dir().join(format!("corvid-migrate-{}", uuid::Uuid::new_v4()));
@@ -244,10 +297,14 @@ mod tests {
         // A schema this build does not know (a newer Corvid's, or a changed migration) is not
         // up to date: the migrator runs and reports it.
         let pool = open(&path).await?;
-        sqlx::query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = 1")
-            .execute(&pool)
-            .await
-            .map_err(|source| StoreError::Open { location: path.display().to_string(), source })?;
+        // What a build with other migrations leaves behind: its migrations, and its own stamp
+        // (or, before stamps, none).
+        for sql in ["UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = 1", "PRAGMA user_version = 0"] {
+            sqlx::query(sql)
+                .execute(&pool)
+                .await
+                .map_err(|source| StoreError::Open { location: path.display().to_string(), source })?;
+        }
         assert!(!up_to_date(&pool).await);
         pool.close().await;
         assert!(matches!(open(&path).await, Err(StoreError::Migrate { .. })));
