@@ -431,7 +431,9 @@ export function registerV2Scenarios(transport, getFake) {
     const c = await connect_();
     const cwd = workspace();
     const s = await fullSession(c, cwd);
-    const outside = join(dirname(cwd), `${marker("escape")}.txt`);
+    // Unique to this run too: a file left by an earlier run (one whose command was not
+    // confined) must not fail this one.
+    const outside = join(dirname(cwd), `${marker("escape")}-${process.pid}-${Date.now()}.txt`);
     const m = marker("ESCAPE");
     fake.script(m, { steps: [{ toolCalls: [{ name: "run_command", arguments: { command: `echo pwned > ${outside}` } }] }, { chunks: [{ content: "tried" }] }] });
     await c.prompt(s.sessionId, m);
