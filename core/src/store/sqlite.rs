@@ -152,18 +152,19 @@ async fn up_to_date(pool: &SqlitePool) -> bool {
             .fetch_all(pool)
             .await;
     let Ok(applied) = applied else { return false };
-    let ours = MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration());
-    let ours: Vec<(i64, Vec<u8>)> = ours.map(|m| (m.version, m.checksum.to_vec())).collect();
+    let ours: Vec<(i64, Vec<u8>)> = our_migrations().map(|m| (m.version, m.checksum.to_vec())).collect();
     applied == ours
+}
+
+/// This build's migrations, in order (the ones applied: no down migrations).
+fn our_migrations() -> impl Iterator<Item = &'static sqlx::migrate::Migration> {
+    MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration())
 }
 
 /// This build's stamp ([`super::stamp`]): the fingerprint of its migrations.
 fn ours() -> u32 {
     static STAMP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *STAMP.get_or_init(|| {
-        let ours = MIGRATOR.iter().filter(|m| m.migration_type.is_up_migration());
-        fingerprint(ours.map(|m| (m.version, &*m.checksum)))
-    })
+    *STAMP.get_or_init(|| fingerprint(our_migrations().map(|m| (m.version, &*m.checksum))))
 }
 
 /// Writes this build's stamp into the file's header, once its migrations are known to be

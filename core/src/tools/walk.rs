@@ -54,7 +54,8 @@ pub fn confined<T: Send>(
 /// threads it starts after inherit that. A walker reads directories by path, so without this a
 /// directory on the way swapped for a link out while it walks would be listed where the link
 /// points. Call it only on a thread that ends with the walk. Where the kernel cannot confine
-/// it, nothing happens and a walk is guarded by its root check alone ([`checked`]) (`jail::meta` says which).
+/// it, nothing happens and a walk is guarded by the root check in [`checked`] alone (`jail::meta`
+/// says which).
 pub fn confine_thread(dir: &std::fs::File, root: &std::path::Path) -> Result<(), ToolError> {
     #[cfg(target_os = "linux")]
     if crate::sandbox::landlock_abi().is_some() {
