@@ -69,11 +69,13 @@ pub async fn serve_with_store(
 /// and says why (in the log, and in `initialize`'s `_meta`).
 ///
 /// Opening starts at once in the background, so it overlaps with process start-up and the
-/// first messages; whoever needs the store awaits the shared result.
+/// first messages; whoever needs the store awaits the shared result (`initialize` may answer
+/// from the file's promise instead: [`store::PendingStore`]).
 pub fn open_store(config: &Config) -> store::PendingStore {
     use futures_util::FutureExt;
     let location = store::resolve_location(config.store.as_deref(), &config.data_dir);
-    let pending = async move {
+    let promised = location.as_ref().ok().and_then(|l| l.as_ref()).and_then(store::Store::will_open);
+    let open = async move {
         let Some(location) = location.map_err(|e| e.to_string())? else {
             return Err("the session store is disabled (store = \"none\")".to_string());
         };
@@ -82,17 +84,8 @@ pub fn open_store(config: &Config) -> store::PendingStore {
             format!("{e}; sessions are kept in memory only and cannot be loaded later")
         })
     }
-    .boxed()
-    .shared();
-    // The first steps (the data directory, the file's header, the pool, SQLite's thread) run
-    // here, on the caller's thread, instead of whenever a runtime worker first picks the task
-    // up: `initialize` waits for the store, and that pick-up (~100 µs at process start) was on
-    // its path. Then the task drives the rest, woken by SQLite's thread.
-    let mut first = pending.clone();
-    if (&mut first).now_or_never().is_none() {
-        tokio::spawn(first);
-    }
-    pending
+    .boxed();
+    store::PendingStore::start(open, promised)
 }
 
 /// The HTTP client for model providers: rustls (ring) with the platform's trust store, read at

@@ -188,6 +188,9 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
     if let Some(problem) = &config.problem {
         tracing::error!("{problem}");
     }
+    // Before the runtime: the client writes `initialize` as soon as it has spawned us, and the
+    // reader thread frames it while the runtime starts.
+    let (transport, writer) = stdio(config.max_message_bytes).context("opening stdio")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -195,17 +198,14 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
         .build()
         .context("starting the async runtime")?;
 
-    let writer = runtime.block_on(async {
-        // First: `initialize` waits for the store, so its open overlaps with the rest of start-up.
+    runtime.block_on(async {
         let store = corvid_core::open_store(&config);
-        let (transport, writer) = stdio(config.max_message_bytes).context("opening stdio")?;
         let shutdown = CancellationToken::new();
         spawn_signal_watch(shutdown.clone());
         let options = corvid_core::ConnectionOptions::default();
         corvid_core::serve_with_store(transport, config, store.clone(), options, shutdown).await;
         corvid_core::close_store(store).await;
-        anyhow::Ok(writer)
-    })?;
+    });
     // Stragglers (a provider request mid-flight) must not hold up exit.
     runtime.shutdown_timeout(Duration::from_millis(100));
     join_with_deadline(writer, Duration::from_millis(500));

@@ -1,8 +1,10 @@
 // Sessions survive the process: the SQLite store, exact replay, resume, list, delete, crashes.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { setTimeout as delay } from "node:timers/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
@@ -365,6 +367,36 @@ test("ZeroClaw compatibility: session_id alias and session/stop after the runnin
   assert.equal(turn.result.stopReason, "end_turn", "the running turn finishes");
   await agent.waitFor((f) => f.id === 3);
   assert.equal((await agent.request(4, "session/prompt", { sessionId, prompt: text("x") })).error.code, -32002);
+  await finish(agent);
+});
+
+test("a store file that promises to open lets initialize answer before the open ends; what needs the store waits for it", async () => {
+  const env = agentEnv({ fake });
+  const first = await start(env);
+  assert.equal(first.init._meta.corvid.store.status, "open", "a new file: initialize waited for it to be made");
+  const kept = (await first.agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  const turn = await first.agent.request(2, "session/prompt", { sessionId: kept, prompt: text("keep me") });
+  assert.equal(turn.result.stopReason, "end_turn");
+  await finish(first.agent);
+
+  // The file is now stamped and closed cleanly. Another process holds it (exclusive locking
+  // mode), so Corvid's connection waits for it (the busy timeout) until it lets go.
+  const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  const hold = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute('PRAGMA locking_mode = EXCLUSIVE')\nc.execute('SELECT count(*) FROM sessions').fetchall()\nprint('held', flush=True)\nsys.stdin.read()";
+  const holder = spawn("python3", ["-c", hold, db], { stdio: ["pipe", "pipe", "inherit"] });
+  await once(holder.stdout, "data");
+  const { agent, init } = await start(env);
+  assert.equal(init.agentCapabilities.loadSession, true, "promised by the file's header");
+  assert.ok(init.agentCapabilities.sessionCapabilities.list);
+  assert.deepEqual(init._meta.corvid.store, { status: "opening", location: db });
+
+  const listing = agent.request(2, "session/list", {});
+  assert.equal(await Promise.race([listing, delay(300, "waiting")]), "waiting", "session/list waits for the open");
+  holder.stdin.end();
+  await once(holder, "exit");
+  const list = await listing;
+  assert.deepEqual(list.result.sessions.map((s) => s.sessionId), [kept]);
+  await agent.waitForStderr(/session store open .*checked=false/);
   await finish(agent);
 });
 

@@ -36,7 +36,7 @@ impl Agent {
         }
         let req: acp::InitializeRequest = parse("initialize", params)?;
         self.wire.set(1);
-        let store = self.store.clone().await;
+        let store = self.store.outlook().await;
         let client = ClientFeatures::from(&req.client_capabilities);
         if let Ok(mut features) = self.client.lock() {
             *features = client;
@@ -48,7 +48,7 @@ impl Agent {
             .system_prompt(acp::SessionSystemPromptCapabilities::new())
             .title(acp::SessionTitleCapabilities::new())
             .status(acp::SessionStatusCapabilities::new());
-        if store.is_ok() {
+        if store.is_available() {
             sessions = sessions
                 .list(acp::SessionListCapabilities::new())
                 .resume(acp::SessionResumeCapabilities::new())
@@ -57,7 +57,7 @@ impl Agent {
                 .archive(acp::SessionArchiveCapabilities::new());
         }
         let capabilities = acp::AgentCapabilities::new()
-            .load_session(store.is_ok())
+            .load_session(store.is_available())
             .prompt_capabilities(acp::PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(acp::McpCapabilities::new().http(true))
             .session_capabilities(sessions)
@@ -78,13 +78,13 @@ impl Agent {
         let params = params.unwrap_or(Value::Null);
         super::v2::check_initialize(&params)?;
         self.wire.set(2);
-        let store = self.store.clone().await;
+        let store = self.store.outlook().await;
         let client = ClientFeatures::of_v2(params.get("capabilities").unwrap_or(&Value::Null));
         if let Ok(mut features) = self.client.lock() {
             *features = client;
         }
         let auth_methods = self.auth_methods(client);
-        Ok(Agent::initialize_response_v2(store.is_ok(), &auth_methods, self.initialize_meta(&store, false)))
+        Ok(Agent::initialize_response_v2(store.is_available(), &auth_methods, self.initialize_meta(&store, false)))
     }
 
     /// The ways to sign in `initialize` lists: the terminal login for clients that can run it,
@@ -115,15 +115,8 @@ impl Agent {
 
     /// `initialize`'s `_meta`: the store's and the sandbox's state, and (`steering`, v1 only:
     /// v2 inserts a prompt sent mid-turn by itself) `_session/steering` support.
-    fn initialize_meta(
-        &self,
-        store: &Result<crate::store::Store, String>,
-        steering: bool,
-    ) -> serde_json::Map<String, Value> {
-        let store_meta = match store {
-            Ok(s) => serde_json::json!({ "status": "open", "location": s.location() }),
-            Err(reason) => serde_json::json!({ "status": "unavailable", "reason": reason }),
-        };
+    fn initialize_meta(&self, store: &crate::store::Outlook, steering: bool) -> serde_json::Map<String, Value> {
+        let store_meta = store.meta();
         let mut meta = serde_json::Map::new();
         let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
         let jail = crate::tools::jail_meta();

@@ -61,7 +61,7 @@ impl Outbox {
     /// go straight through (same ordering, no durability).
     pub fn spawn(store: PendingStore, peer: Peer, wire: Wire) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(run(store, peer, rx));
+        tokio::spawn(run(store.into_future(), peer, rx));
         Self { tx, wire }
     }
 

@@ -23,6 +23,7 @@ mod dialect;
 mod ledger;
 mod location;
 pub mod packed;
+mod pending;
 mod postgres;
 pub mod process;
 mod rules;
@@ -44,8 +45,7 @@ pub use rules::StoredRule;
 pub use sessions::{ArchiveFilter, SessionRecord};
 pub use turns::{Claim, RunningTurn};
 
-/// A store being opened in the background: its result, once, to everyone who awaits it.
-pub type PendingStore = futures_util::future::Shared<futures_util::future::BoxFuture<'static, Result<Store, String>>>;
+pub use pending::{Outlook, PendingStore};
 
 /// Runs `$body` with `$pool` bound to the store's concrete pool, once per backend: the query
 /// text is written once and compiled for each driver.
@@ -109,6 +109,16 @@ impl Store {
                     location: shown,
                 })
             }
+        }
+    }
+
+    /// Where the store at `location` is (for people), if it is sure to open: a SQLite file
+    /// whose header shows this build's schema and a clean close ([`sqlite::will_open`]).
+    /// `None` says nothing either way (PostgreSQL is never promised: only connecting tells).
+    pub fn will_open(location: &Location) -> Option<String> {
+        match location {
+            Location::File(path) => sqlite::will_open(path).then(|| path.display().to_string()),
+            Location::Postgres(_) => None,
         }
     }
 

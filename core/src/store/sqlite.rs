@@ -38,8 +38,10 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir { path: dir.to_path_buf(), source })?;
     }
     let location = path.display().to_string();
-    let options = SqliteConnectOptions::from_str(&format!("sqlite://{location}"))
-        .map_err(|source| StoreError::Open { location: location.clone(), source })?
+    // The path as it is, not in a URL: there `?` would start parameters and `%41` be read as
+    // `A`, and another file would be opened than the one `will_open` looked at.
+    let options = SqliteConnectOptions::new()
+        .filename(path)
         .create_if_missing(true)
         // WAL + NORMAL: a committed transaction survives the process being killed; only
         // a power loss can take the last few back. Several processes may share the file.
@@ -95,6 +97,29 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
         "session store open"
     );
     Ok(pool)
+}
+
+/// Whether opening `path` is sure to succeed (as sure as it can be without opening it): the
+/// file's header shows this build's schema stamp and a clean close ([`Header::is_current`]:
+/// nothing to migrate, check or recover), and the file and its directory (where SQLite puts
+/// the log and its index) are writable. A file that is not a database, is from another build,
+/// or was left mid-write says no.
+pub(super) fn will_open(path: &Path) -> bool {
+    let writable =
+        std::fs::OpenOptions::new().read(true).write(true).open(path).is_ok() && path.parent().is_none_or(dir_writable);
+    writable && Header::read(path).is_some_and(|h| h.is_current(path, ours()))
+}
+
+#[cfg(unix)]
+fn dir_writable(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+#[cfg(not(unix))]
+fn dir_writable(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly())
 }
 
 /// About how many pages SQLite's own auto-checkpoint lets the log reach (its default, 1,000).
@@ -284,6 +309,48 @@ mod tests {
         std::fs::write(&wal, b"").map_err(|source| StoreError::DataDir { path: dir.clone(), source })?;
         assert!(stamped(&path), "an empty log holds nothing the header could miss");
         let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+
+    /// `will_open` promises only what the open will find: a database of this build's schema,
+    /// closed cleanly (or open elsewhere with nothing in its log).
+    #[tokio::test]
+    async fn only_a_clean_file_of_this_build_promises_to_open() -> Result<(), StoreError> {
+        let dir = std::env::temp_dir().join(format!("corvid-promise-{}", uuid::Uuid::new_v4()));
+        let io = |source| StoreError::DataDir { path: dir.clone(), source };
+        let path = dir.join("sessions.db");
+        assert!(!will_open(&path), "no file yet");
+        let pool = open(&path).await?;
+        assert!(!will_open(&path), "just migrated: the migrations are in the log");
+        pool.close().await;
+        assert!(will_open(&path), "closed cleanly");
+        let pool = open(&path).await?;
+        assert!(will_open(&path), "open elsewhere, nothing in its log");
+        sqlx::query("CREATE TABLE scratch (x)").execute(&pool).await?;
+        assert!(!will_open(&path), "frames in the log: the header is not the whole file");
+        pool.close().await;
+        assert!(will_open(&path), "closed cleanly");
+
+        let other = dir.join("other.db");
+        std::fs::write(&other, "not a database, a shopping list ".repeat(10)).map_err(io)?;
+        assert!(!will_open(&other));
+        std::fs::copy(&path, &other).map_err(io)?;
+        let pool = open(&other).await?;
+        sqlx::query("PRAGMA user_version = 7").execute(&pool).await?;
+        pool.close().await;
+        assert!(!will_open(&other), "another build's stamp (or none)");
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    }
+
+    /// The file opened is the one at the path, whatever its name holds.
+    #[tokio::test]
+    async fn a_path_is_opened_as_it_is_not_as_a_url() -> Result<(), StoreError> {
+        let dir = std::env::temp_dir().join(format!("corvid-odd-{}", uuid::Uuid::new_v4())).join("a?b=c#d %41");
+        let path = dir.join("sessions.db");
+        open(&path).await?.close().await;
+        assert!(will_open(&path), "the store is at {}", path.display());
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap_or(&dir));
         Ok(())
     }
 

@@ -27,8 +27,8 @@ impl StdioWriter {
     }
 }
 
-/// Builds a transport over stdin/stdout. Must be called inside a tokio runtime only for the
-/// channels' sake; the I/O itself happens on two dedicated threads.
+/// Builds a transport over stdin/stdout. The I/O happens on two dedicated threads, which
+/// start at once (a runtime is not needed until the transport is served).
 pub fn stdio(max_message_bytes: usize) -> io::Result<(Transport, StdioWriter)> {
     let (in_tx, in_rx) = mpsc::channel::<Inbound>(256);
     let (out_tx, out_rx) = mpsc::channel::<String>(OUTGOING_CAPACITY);
