@@ -188,11 +188,11 @@ const stream = stats(streamRuns);
 const replay = stats(replayTimes);
 const overheadUs = ((stats(streamed.times).median - stats(unstored.times).median) * 1000) / 10000;
 const rows = [
-  ["spawn → initialize response", `${ms(init.median)} (p95 ${ms(init.p95)})`, "≤ 5 ms median"],
+  ["spawn → initialize response", `${ms(init.median)} (p95 ${ms(init.p95)})`, "≤ 3 ms median"],
   ["  for scale: spawn `head -n1` → its line", ms(stats(spawnBaseline).median), ""],
   ["session/new", `${ms(news.median)} (p95 ${ms(news.p95)})`, "≤ 2 ms"],
   // The whole turn includes the model's HTTP round trip, so it bounds Corvid's overhead from above.
-  ["prompt turn overhead (whole turn, instant model)", `${ms(turn.median)} (p95 ${ms(turn.p95)})`, "≤ 5 ms"],
+  ["prompt turn overhead (whole turn, instant model)", `${ms(turn.median)} (p95 ${ms(turn.p95)})`, "≤ 3 ms"],
   ["  for scale: same request from Node's fetch", ms(direct.median), ""],
   ["streaming, 10,000 chunks", `${Math.round(stream.median).toLocaleString("en")} updates/s (min ${Math.round(Math.min(...streamRuns)).toLocaleString("en")})`, "≥ 100,000/s"],
   ["peak RSS (VmHWM)", `${(hwmKb / 1024).toFixed(1)} MB`, "≤ 15 MB"],

@@ -14,6 +14,8 @@
 // - session/new
 // - first prompt turn, instant model (prompt → response)
 // - process-tree peak RSS: the sum of VmHWM over the agent and its descendants after that turn
+// - for scale: the harness's floor, spawning a shell that answers `initialize` with a canned
+//   line, and each agent's initialize above it (what the agent itself takes)
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -96,6 +98,22 @@ async function measureOnce(agent) {
   }
 }
 
+/** What any agent's initialize costs this harness: `sh` answering with a canned line (the SDK's first request id is 0). */
+async function floorOnce() {
+  const answer = JSON.stringify({ jsonrpc: "2.0", id: 0, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
+  const t0 = performance.now();
+  const child = spawn("sh", ["-c", `IFS= read -r line; printf '%s\\n' '${answer}'; exec cat >/dev/null`], { stdio: ["pipe", "pipe", "ignore"] });
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const conn = acp.client({ name: "corvid-peers-bench" }).connect(stream);
+  try {
+    await conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    return performance.now() - t0;
+  } finally {
+    conn.close();
+    child.kill("SIGKILL");
+  }
+}
+
 async function measure(agent) {
   const runs = [];
   for (let i = 0; i < RUNS; i++) runs.push(await measureOnce(agent));
@@ -131,8 +149,12 @@ const agents = [
 ];
 // Interleaved warm-up, so neither agent alone pays for a cold page cache.
 for (const a of agents) await measureOnce(a);
+await floorOnce();
 const results = [];
 for (const a of agents) results.push(await measure(a));
+const floors = [];
+for (let i = 0; i < RUNS; i++) floors.push(await floorOnce());
+const floorMs = percentile(floors, 0.5);
 await fake.close();
 
 const [c, p] = results;
@@ -143,6 +165,7 @@ printTable(
   ["figure", agents[0].name, agents[1].name, "ratio"],
   [
     ["spawn → initialize response", ms(c.initMs), ms(p.initMs), ratio(p.initMs, c.initMs)],
+    [`  above the harness's floor (${ms(floorMs)})`, ms(c.initMs - floorMs), ms(p.initMs - floorMs), ratio(p.initMs - floorMs, c.initMs - floorMs)],
     ["session/new", ms(c.newMs), ms(p.newMs), ratio(p.newMs, c.newMs)],
     ["first prompt turn, instant model", ms(c.turnMs), ms(p.turnMs), ratio(p.turnMs, c.turnMs)],
     ["process-tree peak RSS", mb(c.rssKb), mb(p.rssKb), ratio(p.rssKb, c.rssKb)],

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { setTimeout as delay } from "node:timers/promises";
 import { join } from "node:path";
@@ -374,26 +374,35 @@ test("a store file that promises to open lets initialize answer before the open 
   const env = agentEnv({ fake });
   const first = await start(env);
   assert.equal(first.init._meta.corvid.store.status, "open", "a new file: initialize waited for it to be made");
-  const kept = (await first.agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
-  const turn = await first.agent.request(2, "session/prompt", { sessionId: kept, prompt: text("keep me") });
-  assert.equal(turn.result.stopReason, "end_turn");
   await finish(first.agent);
-
-  // The file is now stamped and closed cleanly. Another process holds it (exclusive locking
-  // mode), so Corvid's connection waits for it (the busy timeout) until it lets go.
+  const second = await start(env);
+  const kept = (await second.agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;
+  const turn = await second.agent.request(2, "session/prompt", { sessionId: kept, prompt: text("keep me") });
+  assert.equal(turn.result.stopReason, "end_turn");
+  // Killed, as editors that drop their agent do: the turn's writes stay in SQLite's log.
+  second.agent.child.kill("SIGKILL");
+  await second.agent.exited;
   const db = join(env.CORVID_DATA_DIR, "sessions.db");
+  assert.ok(statSync(`${db}-wal`).size > 0, "the log was left behind");
+
+  // The file and its log carry this build's stamp. Another process holds the file (exclusive
+  // locking mode), so Corvid's connection waits for it (the busy timeout) until it lets go.
   const hold = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute('PRAGMA locking_mode = EXCLUSIVE')\nc.execute('SELECT count(*) FROM sessions').fetchall()\nprint('held', flush=True)\nsys.stdin.read()";
   const holder = spawn("python3", ["-c", hold, db], { stdio: ["pipe", "pipe", "inherit"] });
-  await once(holder.stdout, "data");
-  const { agent, init } = await start(env);
-  assert.equal(init.agentCapabilities.loadSession, true, "promised by the file's header");
-  assert.ok(init.agentCapabilities.sessionCapabilities.list);
-  assert.deepEqual(init._meta.corvid.store, { status: "opening", location: db });
-
-  const listing = agent.request(2, "session/list", {});
-  assert.equal(await Promise.race([listing, delay(300, "waiting")]), "waiting", "session/list waits for the open");
-  holder.stdin.end();
-  await once(holder, "exit");
+  let listing, agent;
+  try {
+    await once(holder.stdout, "data");
+    let init;
+    ({ agent, init } = await start(env));
+    assert.equal(init.agentCapabilities.loadSession, true, "promised by the file's header");
+    assert.ok(init.agentCapabilities.sessionCapabilities.list);
+    assert.deepEqual(init._meta.corvid.store, { status: "opening", location: db });
+    listing = agent.request(2, "session/list", {});
+    assert.equal(await Promise.race([listing, delay(300, "waiting")]), "waiting", "session/list waits for the open");
+  } finally {
+    holder.stdin.end();
+    await once(holder, "exit");
+  }
   const list = await listing;
   assert.deepEqual(list.result.sessions.map((s) => s.sessionId), [kept]);
   await agent.waitForStderr(/session store open .*checked=false/);
