@@ -103,10 +103,10 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
 }
 
 /// Whether opening `path` is sure to succeed (as sure as it can be without opening it): the
-/// file's header shows this build's schema stamp and a clean close ([`Header::is_current`]:
-/// nothing to migrate, check or recover), and the file and its directory (where SQLite puts
-/// the log and its index) are writable. A file that is not a database, is from another build,
-/// or was left mid-write says no.
+/// file's header, and every copy of it in the log, show this build's schema stamp
+/// ([`Header::is_current`]: nothing to migrate or check), and the file and its directory (where
+/// SQLite puts the log and its index) are writable. A file that is not a database, is another
+/// build's, or was left mid-migration says no.
 pub(super) fn will_open(path: &Path) -> bool {
     let writable =
         std::fs::OpenOptions::new().read(true).write(true).open(path).is_ok() && path.parent().is_none_or(dir_writable);
@@ -298,9 +298,9 @@ mod tests {
     }
 
     /// The header's stamp stands in for the check of the migrations table only where it can:
-    /// it is written by a start that checked (or migrated), and trusted only with an empty log.
+    /// it is written by a start that checked (or migrated), and trusted only where the log agrees.
     #[tokio::test]
-    async fn the_stamp_is_written_once_checked_and_trusted_only_with_an_empty_log() -> Result<(), StoreError> {
+    async fn the_stamp_is_written_once_checked_and_not_trusted_beside_a_bad_log() -> Result<(), StoreError> {
         let dir = std::env::temp_dir().join(format!("corvid-stamp-{}", uuid::Uuid::new_v4()));
         let path = dir.join("sessions.db");
         let stamped = |path: &Path| Header::read(path).is_some_and(|h| h.is_current(path, ours()));
@@ -318,8 +318,8 @@ mod tests {
         open(&path).await?.close().await;
         assert!(stamped(&path), "the check stamped it");
 
-        // Frames in the log (another process's writes not yet in the file, or a crash's): the
-        // header on disk may be older than the file, so it is not trusted.
+        // A log that cannot be read as one: what it holds is unknown, so the header is not
+        // trusted (a log's copies of the header: `stamp`'s tests).
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         std::fs::write(&wal, b"frames").map_err(|source| StoreError::DataDir { path: dir.clone(), source })?;

@@ -1,6 +1,7 @@
 //! The schema stamp: a fingerprint of the SQLite migrations a file holds, kept in its header's
-//! `user_version`, so that a start can tell from the first 64 bytes of the file, without a
-//! connection or a query, that the file holds exactly this build's migrations.
+//! `user_version`, so that a start can tell from the first 64 bytes of the file (and the copies
+//! of them in its write-ahead log), without a connection or a query, that the file holds
+//! exactly this build's migrations.
 
 use std::io::Read;
 use std::path::Path;
