@@ -57,11 +57,11 @@ impl PendingStore {
     }
 
     /// What `initialize` says: the open's result if it has one, else the file's promise, else
-    /// the result once the open ends.
+    /// the result once the open ends. (`peek`, not a poll: a poll here could run the open's
+    /// first steps on this request's path, if no worker has picked its task up yet.)
     pub async fn outlook(&self) -> Outlook {
-        let done = self.result.clone().now_or_never();
-        let result = match (done, &self.promised) {
-            (Some(result), _) => result,
+        let result = match (self.result.peek(), &self.promised) {
+            (Some(result), _) => result.clone(),
             (None, Some(location)) => return Outlook::Opening(location.clone()),
             (None, None) => self.result.clone().await,
         };
