@@ -75,11 +75,14 @@ pub fn open_store(config: &Config) -> store::PendingStore {
     use futures_util::FutureExt;
     let location = store::resolve_location(config.store.as_deref(), &config.data_dir);
     let promised = location.as_ref().ok().and_then(|l| l.as_ref()).and_then(store::Store::will_open);
+    let vouched = promised.is_some();
     let open = async move {
         let Some(location) = location.map_err(|e| e.to_string())? else {
             return Err("the session store is disabled (store = \"none\")".to_string());
         };
-        store::Store::open(&location).await.map_err(|e| {
+        let opened =
+            if vouched { store::Store::open_promised(&location).await } else { store::Store::open(&location).await };
+        opened.map_err(|e| {
             tracing::error!(error = %e, "session store unavailable; sessions will not be saved");
             format!("{e}; sessions are kept in memory only and cannot be loaded later")
         })

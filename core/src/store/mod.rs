@@ -95,9 +95,19 @@ pub(crate) enum Pool {
 impl Store {
     /// Opens (creating if needed) and migrates the store.
     pub async fn open(location: &Location) -> Result<Self, StoreError> {
+        Self::open_as(location, false).await
+    }
+
+    /// [`Store::open`] of a store [`Store::will_open`] promised a moment ago: what it read of
+    /// the file is not read again.
+    pub async fn open_promised(location: &Location) -> Result<Self, StoreError> {
+        Self::open_as(location, true).await
+    }
+
+    async fn open_as(location: &Location, promised: bool) -> Result<Self, StoreError> {
         match location {
             Location::File(path) => Ok(Self {
-                pool: Pool::Sqlite(sqlite::open(path).await?),
+                pool: Pool::Sqlite(sqlite::open_as(path, promised).await?),
                 checkpoints: Some(Default::default()),
                 location: path.display().to_string(),
             }),

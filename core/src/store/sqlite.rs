@@ -31,8 +31,16 @@ macro_rules! now_epoch {
 }
 const TURN_STATEMENTS: (&str, &str) = super::dialect::turn_statements!(now_epoch!());
 
-/// Opens (creating if needed) and migrates the file at `path`.
+/// [`open_as`] without a promise (the tests').
+#[cfg(test)]
 pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
+    open_as(path, false).await
+}
+
+/// Opens (creating if needed) and migrates the file at `path`. `promised`: [`will_open`] said
+/// yes for this file a moment ago, and its reading of the header and the log (up to 2,048
+/// frames) is not done a second time.
+pub(super) async fn open_as(path: &Path, promised: bool) -> Result<SqlitePool, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir { path: dir.to_path_buf(), source })?;
     }
@@ -59,11 +67,11 @@ pub(super) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
     // answers one of them "database is locked" at once, busy timeout or not (seen: 2 of 300
     // processes started three at a time). That process would run without a store. Until the
     // file is in WAL mode, opening is serialized by the lock file, as migrating is.
-    let header = Header::read(path);
-    let mut lock = if header.is_some_and(|h| h.wal) { None } else { Some(setup_lock(path).await?) };
+    let header = if promised { None } else { Header::read(path) };
+    let mut lock = if promised || header.is_some_and(|h| h.wal) { None } else { Some(setup_lock(path).await?) };
     // A file that a start of this build (or of one with the same migrations) has migrated or
-    // checked, and that was closed cleanly since, says so in its header: no query needed.
-    let current = header.is_some_and(|h| h.is_current(path, ours()));
+    // checked says so in its header and the log's copies of it: no query needed.
+    let current = promised || header.is_some_and(|h| h.is_current(path, ours()));
     let pool = SqlitePoolOptions::new()
         // A writer, a reader, and the background checkpoint.
         .max_connections(3)
