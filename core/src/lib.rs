@@ -5,6 +5,7 @@
 //! [`serve_with_store`].
 
 pub mod agent;
+pub mod catalog;
 pub mod config;
 pub mod config_file;
 pub mod editor;

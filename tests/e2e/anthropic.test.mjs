@@ -49,7 +49,7 @@ test("streamed thinking and text become thought and message chunks; headers and 
     const updates = agent.updates(sessionId);
     assert.equal(textOf(updates, "agent_thought_chunk"), "Let me think it over.");
     assert.equal(textOf(updates, "agent_message_chunk"), "Hello there");
-    assert.deepEqual(updates.filter((u) => u.sessionUpdate === "usage_update").at(-1), { sessionUpdate: "usage_update", used: 15, size: 200000, _meta: { corvid: { sessionTokens: 15 } } });
+    assert.deepEqual(updates.filter((u) => u.sessionUpdate === "usage_update").at(-1), { sessionUpdate: "usage_update", used: 15, size: 200000, cost: { amount: 0.000105, currency: "USD" }, _meta: { corvid: { sessionTokens: 15 } } }, "the model catalog's window and prices (10 × $3 + 5 × $15 per million)");
 
     const [req] = requestsFor("ANT-HELLO");
     assert.equal(req.headers["x-api-key"], "ant-key", "ANTHROPIC_API_KEY is the fallback key");
@@ -58,7 +58,7 @@ test("streamed thinking and text become thought and message chunks; headers and 
     assert.match(req.headers["content-type"], /application\/json/);
     assert.equal(req.body.model, "claude-sonnet-4-5");
     assert.equal(req.body.stream, true);
-    assert.equal(req.body.max_tokens, 8192);
+    assert.equal(req.body.max_tokens, 64000, "the model catalog's output limit for claude-sonnet-4-5");
     assert.equal(req.body.thinking, undefined, "thinking is off by default");
     assert.equal(typeof req.body.system, "string");
     assert.deepEqual(req.body.messages, [{ role: "user", content: [{ type: "text", text: "ANT-HELLO" }] }]);

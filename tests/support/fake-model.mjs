@@ -16,6 +16,8 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
   const attempts = new Map(); // marker -> count of requests seen
   const requests = [];
   const sockets = new Set();
+  // A context window the server enforces (tokens, counted as the body's bytes / 4), or null.
+  let contextLimit = null;
   /** The last registered marker the user's text contains, or null. */
   const markerIn = (text) => {
     let marker = null;
@@ -45,7 +47,19 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw);
-    requests.push({ api, body, headers: req.headers });
+    requests.push({ api, body, headers: req.headers, bytes: raw.length });
+    if (contextLimit !== null && raw.length / 4 > contextLimit) {
+      // Refused as real servers do: OpenAI's wording (with the window) or Anthropic's (without).
+      const tokens = Math.ceil(raw.length / 4);
+      requests.at(-1).refused = true;
+      const error =
+        api === "anthropic"
+          ? { type: "error", error: { type: "invalid_request_error", message: `prompt is too long: ${tokens} tokens > ${contextLimit} maximum` } }
+          : { error: { message: `This model's maximum context length is ${contextLimit} tokens. However, your messages resulted in ${tokens} tokens.`, type: "invalid_request_error", code: "context_length_exceeded" } };
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify(error));
+      return;
+    }
     if (api === "responses") {
       await serveResponses(body, res);
       return;
@@ -254,6 +268,10 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       attempts.delete(marker);
     },
     attemptsFor: (marker) => attempts.get(marker) ?? 0,
+    /** Refuse every request longer than `tokens` (bytes / 4) as too long; null lifts it. */
+    limitContext(tokens) {
+      contextLimit = tokens;
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));

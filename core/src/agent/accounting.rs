@@ -7,15 +7,17 @@
 use serde_json::Value;
 
 use super::session::{Session, Spent};
-use crate::config::Config;
+use crate::catalog::ModelInfo;
+use crate::config::{Config, Prices};
 use crate::event::{Cost, Usage};
 
-/// Adds one request's usage to the session and returns the update that reports it.
-pub fn record(session: &Session, config: &Config, input_tokens: u64, output_tokens: u64) -> Usage {
+/// Adds one request's usage to the session and returns the update that reports it. The
+/// window and the prices are the model's (`model`: the catalog with the config over it).
+pub fn record(session: &Session, model: &ModelInfo, input_tokens: u64, output_tokens: u64) -> Usage {
     let spent = {
         let mut state = session.state();
         state.spent.tokens += input_tokens + output_tokens;
-        if let Some(prices) = &config.prices {
+        if let Some(prices) = &model.prices {
             state.spent.cost += prices.cost(input_tokens, output_tokens);
         }
         state.spent
@@ -23,8 +25,8 @@ pub fn record(session: &Session, config: &Config, input_tokens: u64, output_toke
     Usage {
         // How full the context is after this request: what was sent plus the answer.
         used: input_tokens + output_tokens,
-        size: config.context_window,
-        cost: config.prices.as_ref().map(|p| Cost { amount: spent.cost, currency: p.currency.clone() }),
+        size: model.context_window,
+        cost: model.prices.as_ref().map(|p| Cost { amount: spent.cost, currency: p.currency.clone() }),
         session_tokens: spent.tokens,
     }
 }
@@ -38,8 +40,9 @@ pub fn spent_from(payload: &str) -> Spent {
     }
 }
 
-/// Why the session may not make another model request, if a budget is used up.
-pub fn exhausted(spent: Spent, config: &Config) -> Option<String> {
+/// Why the session may not make another model request, if a budget is used up (`prices`:
+/// the model's, for the cost limit).
+pub fn exhausted(spent: Spent, config: &Config, prices: Option<&Prices>) -> Option<String> {
     if let Some(max) = config.budget.max_tokens
         && spent.tokens >= max
     {
@@ -50,7 +53,7 @@ pub fn exhausted(spent: Spent, config: &Config) -> Option<String> {
             spent.tokens
         ));
     }
-    if let (Some(max), Some(prices)) = (config.budget.max_cost, &config.prices)
+    if let (Some(max), Some(prices)) = (config.budget.max_cost, prices)
         && spent.cost >= max
     {
         return Some(format!(

@@ -43,8 +43,3 @@ pub fn parse(text: &str) -> Option<Command> {
         _ => None,
     }
 }
-
-/// The instruction used to compact a conversation.
-pub const COMPACT_PROMPT: &str = "Summarize the conversation so far for your own later use: the user's goals, \
-decisions made, files touched and their state, open questions and next steps. Be complete but concise; this \
-summary will replace the conversation.";

@@ -2,6 +2,7 @@
 
 mod accounting;
 mod commands;
+mod compaction;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;

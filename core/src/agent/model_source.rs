@@ -1,15 +1,18 @@
 //! Which endpoint and models a session talks to: the configured provider, or a local Ollama
-//! found by a short probe at `session/new` (never at `initialize`, which must stay instant).
+//! found by a short probe at `session/new` (never at `initialize`, which must stay instant);
+//! and what each of those models is (`catalog::ModelInfo`, with the windows servers report).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Mutex;
 
 use crate::agent::error::AgentError;
+use crate::catalog::{ModelInfo, Overrides, discovery};
 use crate::config::Config;
 use crate::provider::Endpoint;
-use crate::provider::discovery::{list_models, probe_ollama};
+use crate::provider::discovery::{Listed, list_models, probe_ollama};
 
 /// A usable endpoint (which carries its provider kind) plus the models offered in the
 /// session's model picker.
@@ -18,6 +21,51 @@ pub struct ModelSource {
     pub endpoint: Endpoint,
     pub models: Vec<String>,
     pub default_model: String,
+    /// The config's word on models, over the catalog.
+    overrides: Overrides,
+    /// Windows the server reported, by model (`None`: asked, and it did not say).
+    windows: std::sync::Mutex<HashMap<String, Option<u64>>>,
+}
+
+impl ModelSource {
+    fn new(endpoint: Endpoint, models: Vec<String>, default_model: String, config: &Config) -> Self {
+        Self { endpoint, models, default_model, overrides: Overrides::of(config), windows: Default::default() }
+    }
+
+    /// A source whose models were listed by the server: the windows the listing states count.
+    fn listed(endpoint: Endpoint, listed: Vec<Listed>, config: &Config) -> Self {
+        let models: Vec<String> = listed.iter().map(|m| m.id.clone()).collect();
+        let default_model = models.first().cloned().unwrap_or_default();
+        let source = Self::new(endpoint, models, default_model, config);
+        source.windows_mut().extend(listed.into_iter().filter(|m| m.window.is_some()).map(|m| (m.id, m.window)));
+        source
+    }
+
+    fn windows_mut(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<u64>>> {
+        self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What Corvid knows of `model` now (catalog, reported window, config).
+    pub fn model_info(&self, model: &str) -> ModelInfo {
+        let discovered = self.windows_mut().get(model).copied().flatten();
+        ModelInfo::resolve(model, self.endpoint.kind, &self.overrides, discovered)
+    }
+
+    /// [`Self::model_info`], after asking the server for the window once per model when
+    /// nothing configured one (a local llama.cpp or Ollama, OpenRouter: `catalog::discovery`).
+    pub async fn discover(&self, http: &reqwest::Client, model: &str) -> ModelInfo {
+        let known = self.model_info(model);
+        let asked = self.windows_mut().contains_key(model);
+        if asked || known.window_source == crate::catalog::WindowSource::Config {
+            return known;
+        }
+        let window = discovery::probe(http, &self.endpoint, model).await;
+        if let Some(window) = window {
+            tracing::info!(model, window, "the model server reported its context window");
+        }
+        self.windows_mut().insert(model.to_string(), window);
+        self.model_info(model)
+    }
 }
 
 /// Resolves the model source once and remembers a success.
@@ -61,21 +109,19 @@ impl ModelSourceResolver {
         match &config.provider {
             Some(p) => {
                 let endpoint = Endpoint { kind: p.kind, base_url: p.base_url.clone(), api_key: p.api_key.clone() };
-                let (models, default_model) = match &p.model {
-                    Some(m) => (p.models.clone(), m.clone()),
+                Ok(match &p.model {
+                    Some(m) => ModelSource::new(endpoint, p.models.clone(), m.clone(), config),
                     None => {
-                        let models = list_models(http, &endpoint, Duration::from_secs(10)).await?;
-                        let first = models[0].clone();
-                        (models, first)
+                        let listed = list_models(http, &endpoint, Duration::from_secs(10)).await?;
+                        ModelSource::listed(endpoint, listed, config)
                     }
-                };
-                Ok(ModelSource { endpoint, models, default_model })
+                })
             }
             None => match probe_ollama(http, &config.ollama_url).await {
-                Some((endpoint, models)) => {
-                    let default_model = models[0].clone();
-                    tracing::info!(model = %default_model, "using local Ollama");
-                    Ok(ModelSource { endpoint, models, default_model })
+                Some((endpoint, listed)) => {
+                    let source = ModelSource::listed(endpoint, listed, config);
+                    tracing::info!(model = %source.default_model, "using local Ollama");
+                    Ok(source)
                 }
                 None => Err(AgentError::AuthRequired(config.how_to_configure())),
             },

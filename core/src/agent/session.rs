@@ -7,11 +7,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol_schema::v1 as acp;
 use tokio_util::sync::CancellationToken;
 
+use std::path::Path;
+
+use super::instructions::{self, environment::Environment};
 use super::model_source::ModelSource;
 use super::modes::Mode;
 use crate::agent::error::AgentError;
+use crate::catalog::ModelInfo;
 use crate::event::{Choice, ConfigCategory, ConfigSelect};
-use crate::provider::{ChatMessage, ProviderKind, anthropic};
+use crate::provider::{ChatMessage, anthropic};
 use crate::roots::Roots;
 use crate::sandbox::Status;
 
@@ -35,6 +39,10 @@ pub struct Session {
     pub unconfined_told: AtomicBool,
     /// For a subagent's session: the session that started it (see `agent::subagent`).
     pub parent: Option<String>,
+    /// What the system prompt says of the machine, gathered at the session's first turn.
+    environment: tokio::sync::OnceCell<Environment>,
+    /// Instruction files below the cwd already brought to the model (once per session).
+    instructions_seen: Mutex<std::collections::HashSet<std::path::PathBuf>>,
 }
 
 pub struct SessionState {
@@ -54,6 +62,8 @@ pub struct SessionState {
     pub rules: Vec<super::modes::Rule>,
     /// What the session has used so far, for `usage_update` and the budgets.
     pub spent: Spent,
+    /// What the session learned of how its context fits the model's window.
+    pub fit: Fit,
     turn: Option<RunningTurn>,
     /// Messages sent into the running turn, waiting for its next model request.
     steering: Vec<super::steering::Steer>,
@@ -84,6 +94,21 @@ pub struct Restored {
     pub mode: Mode,
     pub thought_level: String,
     pub spent: Spent,
+}
+
+/// How the session's context fits the model's window, as its requests taught it: a smaller
+/// window a provider's context-length error revealed, and the provider's tokens per byte of
+/// request (`agent::compaction::calibrate`). Kept in memory: a restored session learns again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    pub learned_window: Option<u64>,
+    pub tokens_per_byte: f64,
+}
+
+impl Default for Fit {
+    fn default() -> Self {
+        Self { learned_window: None, tokens_per_byte: super::compaction::DEFAULT_TOKENS_PER_BYTE }
+    }
 }
 
 /// A session's spending: tokens summed over every model request, and their cost.
@@ -135,6 +160,13 @@ impl Session {
         r: Restored,
     ) -> Self {
         let (source, agent) = model;
+        // Files a stored tool result already brought are not brought again.
+        let seen = r
+            .history
+            .iter()
+            .filter(|m| m.role == crate::provider::Role::Tool)
+            .flat_map(|m| instructions::attached_in(&m.content).collect::<Vec<_>>())
+            .collect();
         Self {
             id,
             roots,
@@ -146,6 +178,8 @@ impl Session {
             sandbox,
             unconfined_told: AtomicBool::new(false),
             parent: None,
+            environment: tokio::sync::OnceCell::new(),
+            instructions_seen: Mutex::new(seen),
             state: Mutex::new(SessionState {
                 model: r.model,
                 history: r.history,
@@ -156,6 +190,7 @@ impl Session {
                 thought_level: r.thought_level,
                 rules: Vec::new(),
                 spent: r.spent,
+                fit: Fit::default(),
                 turn: None,
                 steering: Vec::new(),
                 stoppable: Vec::new(),
@@ -164,10 +199,36 @@ impl Session {
         }
     }
 
-    /// Corvid's system prompt (with the AGENTS.md files), then the agent alias's own, then
-    /// the client's `systemPrompt`, each where set.
-    pub fn system_prompt(&self) -> String {
-        let mut prompt = super::instructions::system_prompt(&self.roots);
+    /// The environment facts of the system prompt: gathered once, at the first turn (off the
+    /// async threads: `git status` runs), and the same for every request after.
+    pub async fn environment(&self) -> &Environment {
+        self.environment
+            .get_or_init(|| async {
+                let roots = self.roots.clone();
+                tokio::task::spawn_blocking(move || Environment::gather(&roots)).await.unwrap_or_else(|_| Environment {
+                    os: std::env::consts::OS.to_string(),
+                    shell: "sh".into(),
+                    date: "unknown".into(),
+                    time_zone: "unknown".into(),
+                    git: None,
+                })
+            })
+            .await
+    }
+
+    /// Corvid's system prompt for `model` (guidance, environment, mode, instruction files),
+    /// then the agent alias's own, then the client's `systemPrompt`, each where set.
+    /// `config_file`: where Corvid's config is (the user's own AGENTS.md sits beside it).
+    pub fn system_prompt(&self, model: &ModelInfo, environment: &Environment, config_file: Option<&Path>) -> String {
+        let mode = self.state().mode;
+        let parts = instructions::Parts {
+            roots: &self.roots,
+            model,
+            environment,
+            mode: format!("{}: {}", mode.name(), mode.description(&self.sandbox)),
+            user_file: instructions::files::user_file(config_file),
+        };
+        let mut prompt = instructions::system_prompt(parts);
         let client = self.state().client_prompt.clone();
         let alias = self.agent.as_ref().and_then(|(_, p)| p.system_prompt.as_deref());
         for extra in [alias, client.as_deref()].into_iter().flatten() {
@@ -175,6 +236,18 @@ impl Session {
             prompt.push_str(extra);
         }
         prompt
+    }
+
+    /// The instruction files over `path` (below the cwd or in another root) not yet brought to
+    /// the model; they count as brought once returned.
+    pub fn new_instructions(&self, path: &Path) -> Vec<instructions::files::InstructionFile> {
+        let folders = instructions::files::folders_over(path, &self.roots);
+        if folders.is_empty() {
+            return Vec::new();
+        }
+        let found: Vec<_> = folders.iter().filter_map(|d| instructions::files::in_folder(d)).collect();
+        let mut seen = self.instructions_seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        found.into_iter().filter(|f| seen.insert(f.path.clone())).collect()
     }
 
     /// Whether the alias's `tools` list (if any) enables `tool`.
@@ -269,10 +342,10 @@ impl Session {
         }
     }
 
-    /// Whether the current model gets a thought level picker: Anthropic models with extended
-    /// thinking only (OpenAI-compatible servers have no common equivalent).
+    /// Whether the current model gets a thought level picker: models that take a thinking
+    /// budget on Anthropic's API, per the model catalog.
     pub fn offers_thought_level(&self, model: &str) -> bool {
-        self.source.endpoint.kind == ProviderKind::Anthropic && anthropic::supports_thinking(model)
+        self.source.model_info(model).takes_thinking_budget(self.source.endpoint.kind)
     }
 
     /// The thinking budget of a request to `model` (0 when off or not offered).

@@ -23,6 +23,8 @@ pub(super) struct FileConfig {
     pub(super) acp: Option<AcpSection>,
     pub(super) sandbox: Option<SandboxSection>,
     pub(super) mcp: Option<McpSection>,
+    /// One model's overrides of the catalog: `[models."<id>"]`.
+    pub(super) models: Option<std::collections::BTreeMap<String, super::models::ModelSection>>,
 }
 
 /// `[mcp]`: settings for the MCP servers the editor attaches, by the name it gives them.
@@ -88,17 +90,21 @@ pub(super) struct ProviderSection {
     pub(super) models: Vec<String>,
     pub(super) max_retries: Option<u32>,
     pub(super) stall_timeout_secs: Option<u64>,
-    /// The model's context window in tokens, reported as `size` in `usage_update`.
+    /// Every model's context window in tokens, over the catalog's (`[models."<id>"]` for one).
     pub(super) context_window: Option<u64>,
     /// Price of a million input (prompt) tokens, in `currency`; enables `cost` in `usage_update`.
     pub(super) input_price_per_mtok: Option<f64>,
     /// Price of a million output (completion) tokens.
     pub(super) output_price_per_mtok: Option<f64>,
+    /// Price of a million tokens written to the provider's prompt cache (default: the input price).
+    pub(super) cache_write_price_per_mtok: Option<f64>,
+    /// Price of a million tokens read from the provider's prompt cache (default: the input price).
+    pub(super) cache_read_price_per_mtok: Option<f64>,
     /// ISO 4217 code of the prices (default USD).
     pub(super) currency: Option<String>,
     /// Upper bound of one answer (Anthropic's `max_tokens`; the thinking budget comes on top).
     pub(super) max_output_tokens: Option<u32>,
-    /// Whether the model takes images (default: guessed from the provider and model name).
+    /// Whether the model takes images (default: the model catalog's answer).
     pub(super) images: Option<bool>,
 }
 

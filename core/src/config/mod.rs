@@ -5,6 +5,7 @@
 
 mod agents;
 mod file;
+mod models;
 mod places;
 mod sandbox;
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 pub use agents::AgentProfile;
 use file::FileConfig;
 pub(crate) use file::parse_reason;
+pub use models::ModelOverride;
 pub use sandbox::{Launcher, SandboxConfig, SandboxMode, UnknownSandboxMode};
 
 use crate::provider::{ProviderKind, UnknownProvider};
@@ -21,14 +23,8 @@ use crate::transport::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Where a local Ollama answers when nothing else is configured.
 pub const DEFAULT_OLLAMA_URL: &str = "http://127.0.0.1:11434";
-/// Answer length asked for when the config does not say (Anthropic requires a bound).
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
-/// Context window assumed when the config does not say (tokens).
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
-/// Claude models have 200k-token windows; OpenAI-compatible servers vary.
-const ANTHROPIC_CONTEXT_WINDOW: u64 = 200_000;
 /// The prices' currency when the config names none.
-const DEFAULT_CURRENCY: &str = "USD";
+pub(crate) const DEFAULT_CURRENCY: &str = "USD";
 
 #[derive(Debug, thiserror::Error)]
 // The causes are part of each message and not `#[source]`s: error chains printed with their
@@ -45,6 +41,8 @@ pub enum ConfigError {
     UnknownProvider(#[from] UnknownProvider),
     #[error(transparent)]
     UnknownSandboxMode(#[from] UnknownSandboxMode),
+    #[error("invalid config: {0}")]
+    Invalid(String),
 }
 
 /// A model provider the user configured explicitly.
@@ -83,18 +81,21 @@ pub struct Config {
     pub max_retries: u32,
     /// A model stream silent for this long is treated as failed.
     pub stall_timeout: Duration,
-    /// The model's context window (tokens), for `usage_update`.
-    pub context_window: u64,
-    /// Token prices, when configured.
+    /// `[provider] context_window`: every model's window (tokens), over the catalog's.
+    pub context_window: Option<u64>,
+    /// `[provider]` token prices: every model's, over the catalog's.
     pub prices: Option<Prices>,
-    /// `[provider] images`: overrides the guess of whether the model takes images.
+    /// `[provider] images`: whether every model takes images, over the catalog.
     pub images: Option<bool>,
+    /// `[models."<id>"]`: one model's overrides of the catalog (`catalog::ModelInfo::resolve`).
+    pub models: std::collections::BTreeMap<String, ModelOverride>,
     /// Per-session spending limits.
     pub budget: Budget,
     /// How long an MCP tool call may take before it fails.
     pub mcp_call_timeout: Duration,
-    /// Upper bound of one model answer (tokens); sent to Anthropic as `max_tokens`.
-    pub max_output_tokens: u32,
+    /// `[provider] max_output_tokens`: the upper bound of every model's answer, over the
+    /// catalog's (sent to Anthropic as `max_tokens`).
+    pub max_output_tokens: Option<u32>,
     /// The file this configuration was read from, if any.
     pub source: Option<PathBuf>,
     /// The file Corvid looked for (`$CORVID_CONFIG` or the default path), read or not.
@@ -126,11 +127,13 @@ pub struct ConnectionOptions {
     pub agent: Option<String>,
 }
 
-/// What tokens cost: per million, in `currency`.
+/// What tokens cost: per million, in `currency`. A cache price left unset is the input price.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prices {
     pub input_per_mtok: f64,
     pub output_per_mtok: f64,
+    pub cache_write_per_mtok: Option<f64>,
+    pub cache_read_per_mtok: Option<f64>,
     pub currency: String,
 }
 
@@ -255,10 +258,6 @@ impl Config {
             .unwrap_or(defaults.data_dir);
         let limits = file.limits.unwrap_or_default();
         let agents = agents::profiles(file.agents.unwrap_or_default())?;
-        let default_window = match &provider {
-            Some(ProviderConfig { kind: ProviderKind::Anthropic, .. }) => ANTHROPIC_CONTEXT_WINDOW,
-            _ => defaults.context_window,
-        };
         let secs = |secs: Option<u64>, default: Duration| secs.map_or(default, Duration::from_secs);
         Ok(Config {
             provider,
@@ -280,14 +279,17 @@ impl Config {
                 (input, output) => Some(Prices {
                     input_per_mtok: input.unwrap_or(0.0),
                     output_per_mtok: output.unwrap_or(0.0),
+                    cache_write_per_mtok: section.cache_write_price_per_mtok,
+                    cache_read_per_mtok: section.cache_read_price_per_mtok,
                     currency: section.currency.clone().unwrap_or_else(|| DEFAULT_CURRENCY.into()),
                 }),
             },
             budget: Budget { max_tokens: limits.max_session_tokens, max_cost: limits.max_session_cost },
             images: section.images,
             mcp_call_timeout: secs(limits.mcp_call_timeout_secs, defaults.mcp_call_timeout),
-            context_window: section.context_window.unwrap_or(default_window),
-            max_output_tokens: section.max_output_tokens.unwrap_or(defaults.max_output_tokens).max(1),
+            context_window: section.context_window.filter(|w| *w > 0),
+            max_output_tokens: section.max_output_tokens.map(|m| m.max(1)),
+            models: models::overrides(file.models.unwrap_or_default())?,
             source,
             file: None,
             problem: None,
@@ -346,12 +348,13 @@ impl Default for Config {
             forbidden_paths: crate::tools::Jail::default_forbidden(None),
             max_retries: 3,
             stall_timeout: Duration::from_secs(120),
-            context_window: DEFAULT_CONTEXT_WINDOW,
+            context_window: None,
             prices: None,
+            models: Default::default(),
             images: None,
             budget: Budget::default(),
             mcp_call_timeout: Duration::from_secs(120),
-            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            max_output_tokens: None,
             source: None,
             file: None,
             problem: None,

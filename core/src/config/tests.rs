@@ -82,8 +82,8 @@ fn anthropic_uses_its_own_key_and_url() {
     assert_eq!(p.kind, ProviderKind::Anthropic);
     assert_eq!(p.api_key.as_deref(), Some("sk-ant"));
     assert_eq!(p.base_url, ProviderKind::Anthropic.default_base_url());
-    assert_eq!(c.context_window, 200_000);
-    assert_eq!(c.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+    assert_eq!(c.context_window, None, "the model catalog knows the window");
+    assert_eq!(c.max_output_tokens, None);
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn anthropic_never_takes_the_openai_key_and_corvid_key_wins() {
     let env = MapEnv(HashMap::from([("OPENAI_API_KEY", "sk-openai")]));
     let f = file("[provider]\nkind = \"anthropic\"\nmodel = \"claude-opus-4-1\"\nmax_output_tokens = 4096\n");
     let c = Config::resolve(f, &env, None, None).expect("config");
-    assert_eq!(c.max_output_tokens, 4096);
+    assert_eq!(c.max_output_tokens, Some(4096));
     let p = c.provider.expect("provider");
     assert_eq!(p.kind, ProviderKind::Anthropic);
     assert_eq!(p.api_key, None);
@@ -128,6 +128,23 @@ fn prices_and_budgets() {
     assert_eq!(c.budget, Budget { max_tokens: Some(1000), max_cost: Some(0.5) });
     let none = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
     assert!(none.prices.is_none());
+}
+
+#[test]
+fn model_sections_override_the_catalog_for_one_model() {
+    let f = file(
+        "[models.\"qwen2.5-coder\"]\ncontext_window = 16384\nreasoning = \"always\"\n\
+         input_price_per_mtok = 0.5\ncache_read_price_per_mtok = 0.05\n",
+    );
+    let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
+    let over = c.models.get("qwen2.5-coder").expect("section");
+    assert_eq!(over.context_window, Some(16384));
+    assert_eq!(over.reasoning, Some(crate::catalog::Reasoning::Always));
+    let prices = over.prices.as_ref().expect("prices");
+    assert_eq!((prices.input_per_mtok, prices.output_per_mtok, prices.cache_read_per_mtok), (0.5, 0.0, Some(0.05)));
+    let bad = file("[models.m]\nreasoning = \"lots\"\n");
+    let err = Config::resolve(bad, &MapEnv(HashMap::new()), None, None).err().map(|e| e.to_string());
+    assert!(err.as_deref().is_some_and(|e| e.contains("[models.\"m\"] reasoning")), "{err:?}");
 }
 
 #[test]

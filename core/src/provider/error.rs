@@ -8,6 +8,13 @@ use serde_json::{Value, json};
 pub enum ProviderError {
     #[error("model provider returned {status}{}: {hint}", detail_suffix(.detail))]
     Status { status: String, code: u16, detail: Option<String>, hint: String },
+    /// The request was longer than the model's context window (each server says it its own
+    /// way: [`context_too_long`]). The turn compacts the conversation and tries once more, so
+    /// the person reads this only when even the compacted request did not fit.
+    #[error(
+        "the conversation does not fit the model's context window even after compacting it ({detail}): start a new session, or set a larger window for this model ([models.\"<id>\"] context_window in Corvid's config) if the server allows one"
+    )]
+    ContextTooLong { detail: String, limit: Option<u64> },
     #[error("could not connect to the model provider at {url}: {reason}: {hint}")]
     Connect { url: String, reason: String, hint: &'static str },
     #[error("model provider sent an invalid stream event: {0}")]
@@ -33,6 +40,7 @@ impl ProviderError {
     pub fn wire_data(&self) -> Value {
         match self {
             ProviderError::Status { code, .. } => json!({ "kind": "provider", "httpStatus": code }),
+            ProviderError::ContextTooLong { limit, .. } => json!({ "kind": "contextLength", "limit": limit }),
             _ => json!({ "kind": "provider" }),
         }
     }
@@ -90,4 +98,80 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
+}
+
+/// What servers say when a request is longer than the model's window: OpenAI's
+/// `context_length_exceeded`, Anthropic's "prompt is too long", vLLM's and OpenRouter's
+/// "maximum context length", llama.cpp's `exceed_context_size_error`, Ollama's, Gemini's and
+/// Mistral's wordings.
+const CONTEXT_SIGNS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "context size",
+    "prompt is too long",
+    "exceed_context_size",
+    "too many tokens",
+    "input is too long",
+    "exceeds the maximum number of tokens",
+    "input token count",
+    "reduce the length",
+    "too large for model",
+];
+
+/// Whether an error answer (`status`, its body) says the request did not fit the window, and
+/// the window it names if it names one ("maximum context length is 8192 tokens").
+pub(super) fn context_too_long(status: u16, body: &str) -> Option<Option<u64>> {
+    if !matches!(status, 400 | 413 | 422 | 500) {
+        return None;
+    }
+    let lower = body.to_ascii_lowercase();
+    if !CONTEXT_SIGNS.iter().any(|sign| lower.contains(sign)) {
+        return None;
+    }
+    Some(named_limit(&lower))
+}
+
+/// The window an error message names: the number after "context length is", "maximum of",
+/// "context window of", "n_ctx"… (the first number after such words, when it looks like a
+/// window: at least 512).
+fn named_limit(lower: &str) -> Option<u64> {
+    const BEFORE: &[&str] = &[
+        "context length is",
+        "context length of",
+        "context window of",
+        "maximum of",
+        "n_ctx",
+        "limit of",
+        "maximum context length",
+    ];
+    BEFORE.iter().find_map(|words| {
+        let at = lower.find(words)? + words.len();
+        let digits: String = lower[at..]
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .collect();
+        digits.replace(',', "").parse::<u64>().ok().filter(|n| *n >= 512)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_server_s_wording_of_a_too_long_prompt_is_recognised() {
+        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert_eq!(context_too_long(400, openai), Some(Some(8192)));
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        assert_eq!(context_too_long(400, anthropic), Some(None));
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#;
+        assert_eq!(context_too_long(400, llama), Some(Some(4096)));
+        let gemini = r#"{"error":{"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}}"#;
+        assert!(context_too_long(400, gemini).is_some());
+        assert_eq!(context_too_long(400, r#"{"error":{"message":"model not found"}}"#), None);
+        assert_eq!(context_too_long(401, openai), None, "only a bad request can be a long one");
+    }
 }

@@ -230,19 +230,6 @@ impl ImageRef {
     }
 }
 
-/// Whether a model takes images. `configured` (`[provider] images`) wins; otherwise Anthropic's
-/// models do, and OpenAI-compatible ones are recognised by name (a guess: servers do not say).
-pub fn supports_images(kind: ProviderKind, model: &str, configured: Option<bool>) -> bool {
-    if let Some(c) = configured {
-        return c;
-    }
-    let m = model.to_ascii_lowercase();
-    kind == ProviderKind::Anthropic
-        || ["gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "claude", "gemini", "llava", "vision", "-vl", "pixtral", "gemma3"]
-            .iter()
-            .any(|k| m.contains(k))
-}
-
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
         Self {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::error::{connect_error, truncate};
+use super::error::{connect_error, context_too_long, truncate};
 use super::stream::{ChatStream, Decode};
 use super::{Endpoint, ProviderError, ProviderKind};
 
@@ -73,7 +73,12 @@ pub(super) async fn start(
                     .and_then(|v| v.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
                 let status = resp.status();
-                let detail = error_detail(resp).await;
+                let body = resp.text().await.unwrap_or_default();
+                if let Some(limit) = context_too_long(status.as_u16(), &body) {
+                    let detail = detail_from_body(&body).unwrap_or_else(|| status.to_string());
+                    return Err(ProviderError::ContextTooLong { detail, limit });
+                }
+                let detail = detail_from_body(&body);
                 let retryable = status.as_u16() == 429 || status.is_server_error();
                 let err = status_error(status, detail, attempt, &target);
                 if !retryable {
@@ -105,11 +110,6 @@ pub(super) async fn start(
 
 /// The provider's own explanation from an error body: OpenAI's `{"error":{"message"}}`,
 /// Anthropic's `{"type":"error","error":{"type","message"}}`, or the raw text.
-async fn error_detail(resp: reqwest::Response) -> Option<String> {
-    let text = resp.text().await.ok()?;
-    detail_from_body(&text)
-}
-
 pub(super) fn detail_from_body(text: &str) -> Option<String> {
     let from_json = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| {
         v.pointer("/error/message")

@@ -7,6 +7,7 @@
 //! cancellation token. Nothing here knows the RPC layer or the agent.
 
 pub mod ask_user;
+pub mod cap;
 mod change;
 pub mod delegate;
 pub mod deliver_file;

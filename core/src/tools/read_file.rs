@@ -10,6 +10,10 @@ use crate::provider::ToolSpec;
 
 /// Most lines returned by one read.
 const READ_LINES: usize = 2000;
+/// Most bytes of file text returned by one read (the rest is read on by offset).
+const READ_BYTES: usize = 30 * 1024;
+/// Longest line shown whole; a longer one keeps its head and tail.
+const LINE_CHARS: usize = 2000;
 
 #[derive(Deserialize)]
 struct Args {
@@ -28,14 +32,21 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         super::spec(
             "read_file",
-            "Read a text file. Lines are numbered. Use offset/limit (1-based lines) for large files.",
+            "Read a text file. Lines are numbered. One call returns at most 2000 lines or about 30 KB; use offset/limit \
+             (1-based lines) to read on. Lines longer than 2000 characters are shortened (head and tail kept).",
             json!({"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}),
         )
     }
 
     fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError> {
         let a: Args = parse_args("read_file", args)?;
-        let path = jail.resolve(&a.path)?;
+        // A saved tool output lies outside the workspace: `run` checks it is one (else the
+        // jail refuses the path there, as here).
+        let path = match jail.resolve(&a.path) {
+            Ok(path) => path,
+            Err(_) if super::cap::may_be_saved_output(&a.path) => std::path::PathBuf::from(&a.path),
+            Err(e) => return Err(e.into()),
+        };
         let start = a.offset.unwrap_or(1);
         let title = match a.limit {
             // Saturating: offset and limit come from the model (0, or usize::MAX, must not wrap).
@@ -56,6 +67,12 @@ impl Tool for ReadFile {
     fn run<'a>(&'a self, args: &'a Value, cx: &'a ToolContext<'a>) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let a: Args = parse_args("read_file", args)?;
+            // A long tool output this session saved (its marker names the file): outside the
+            // workspace, Corvid's own, read as it is.
+            if let Some(saved) = super::cap::is_saved_output(&a.path, cx.outputs) {
+                let text = std::fs::read(&saved).map_err(|e| ToolError::Failed(format!("{}: {e}", a.path)))?;
+                return Ok(numbered(&saved, &String::from_utf8_lossy(&text), a.offset, a.limit));
+            }
             let (path, text) = cx.files().read(cx.jail, &a.path).await?;
             let text = text.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
             Ok(numbered(&path, &text, a.offset, a.limit))
@@ -70,7 +87,14 @@ fn numbered(path: &std::path::Path, text: &str, offset: Option<usize>, limit: Op
     let limit = limit.unwrap_or(READ_LINES).min(READ_LINES);
     let end = (start - 1 + limit).min(lines.len());
     let mut out = String::new();
+    let mut end = end;
     for (i, line) in lines.iter().enumerate().take(end).skip(start - 1) {
+        let line = shortened(line);
+        // The byte cap ends a read at a line, never inside one (at least one line is shown).
+        if i + 1 > start && out.len() + line.len() > READ_BYTES {
+            end = i;
+            break;
+        }
         out.push_str(&format!("{:>6}\t{line}\n", i + 1));
     }
     if end < lines.len() {
@@ -87,10 +111,48 @@ fn numbered(path: &std::path::Path, text: &str, offset: Option<usize>, limit: Op
     Output::text(out, raw)
 }
 
+/// A line as read_file shows it: whole up to [`LINE_CHARS`] characters, else its head and
+/// tail around a note of how much was left out.
+fn shortened(line: &str) -> std::borrow::Cow<'_, str> {
+    if line.len() <= LINE_CHARS {
+        return line.into();
+    }
+    let chars = line.chars().count();
+    if chars <= LINE_CHARS {
+        return line.into();
+    }
+    let half = LINE_CHARS / 2;
+    let head: String = line.chars().take(half).collect();
+    let tail: String = line.chars().skip(chars - half).collect();
+    format!(
+        "{head} [… {} characters of this {chars}-character line left out; search or run_command (cut -c) to read them …] {tail}",
+        chars - 2 * half
+    )
+    .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn reads_are_capped_by_bytes_and_long_lines_keep_head_and_tail() {
+        let path = std::path::Path::new("/p/f.txt");
+        let one_line = format!("BEGIN{}END", "x".repeat(2_000_000));
+        let out = numbered(path, &one_line, None, None).for_model;
+        assert!(out.len() < 3000, "{}", out.len());
+        assert!(out.contains("BEGIN") && out.contains("END\n") && out.contains("1998008 characters"), "{out}");
+        let many: String = (0..5000).map(|i| format!("{i:0>100}\n")).collect();
+        let out = numbered(path, &many, None, None).for_model;
+        assert!(out.len() <= READ_BYTES + 200, "{}", out.len());
+        let next: usize =
+            out.split("offset=").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).expect("offset");
+        let shown = out.lines().filter(|l| l.contains('\t')).count();
+        assert_eq!(next, shown + 1, "reading on starts after the last line shown");
+        let on = numbered(path, &many, Some(next), None).for_model;
+        assert!(on.starts_with(&format!("{next:>6}\t")), "{}", &on[..40]);
+    }
 
     /// Offsets and limits come from the model: zero or huge ones must not wrap the title's range
     /// (found reviewing the fuzz work: `start + limit - 1` underflowed for 0/0).

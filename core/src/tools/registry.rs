@@ -71,6 +71,8 @@ pub struct ToolContext<'a> {
     pub cancel: &'a CancellationToken,
     /// Where binary results (MCP images, blobs) are stored.
     pub uploads: &'a Path,
+    /// Where this session's long tool outputs are saved whole (`cap`); `read_file` reads them.
+    pub outputs: &'a Path,
     /// How the session's commands are confined (before any escalation of this call).
     pub sandbox: &'a crate::sandbox::Confinement,
 }

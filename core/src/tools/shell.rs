@@ -20,8 +20,14 @@ const DEFAULT_TIMEOUT: u64 = 120;
 /// How long a stopped command's launcher gets to kill its tree before the group is killed.
 const LAUNCHER_GRACE: Duration = Duration::from_millis(200);
 const MAX_TIMEOUT: u64 = 1800;
-/// Output kept for the model and the client (the tail, if longer).
+/// Output kept for a card (the tail, if longer), and for the model past [`KEEP_WHOLE`].
 pub(crate) const OUTPUT_CAP: usize = 64 * 1024;
+/// A command's output kept whole for the model up to this many bytes: what the model reads
+/// is cut to head and tail afterwards, with the whole saved to a file (`tools::cap`). Past
+/// it, only the last [`OUTPUT_CAP`] bytes are kept besides (memory stays bounded).
+const KEEP_WHOLE: usize = 8 * 1024 * 1024;
+/// Most output a client terminal keeps for us (`outputByteLimit`; it cuts from the start).
+pub(crate) const TERMINAL_OUTPUT_LIMIT: usize = 1024 * 1024;
 /// Provider credentials never reach commands the model runs.
 const SECRET_VARS: &[&str] = &["CORVID_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
 
@@ -103,6 +109,38 @@ impl Tail {
     }
 }
 
+/// A command's output as the model gets it: the first [`KEEP_WHOLE`] bytes, and the last
+/// [`OUTPUT_CAP`] bytes of the rest.
+#[derive(Default)]
+pub struct Capture {
+    head: Vec<u8>,
+    rest: Tail,
+}
+
+impl Capture {
+    pub fn push(&mut self, chunk: &[u8]) {
+        let room = KEEP_WHOLE.saturating_sub(self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..room]);
+        if room < chunk.len() {
+            self.rest.push(&chunk[room..]);
+        }
+    }
+
+    /// Bytes dropped between the head and the tail.
+    pub fn dropped(&self) -> usize {
+        self.rest.dropped
+    }
+
+    pub fn text(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.rest.dropped > 0 {
+            text.push_str(&format!("\n[… {} bytes of output not kept here …]\n", self.rest.dropped));
+        }
+        text.push_str(&self.rest.text());
+        text
+    }
+}
+
 /// The ways a running command can be ended early.
 pub struct Stops<'a> {
     /// The call's token (the turn's cancel, or `tool_call/cancel` of this call).
@@ -141,7 +179,9 @@ pub async fn run(
     spawn_reader(child.stdout.take(), tx.clone());
     spawn_reader(child.stderr.take(), tx);
 
-    let mut output = Tail::default();
+    let mut output = Capture::default();
+    // What the card shows: the end, as before (the model's copy is cut when it is read).
+    let mut card = Tail::default();
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let mut readers_done = false;
@@ -155,6 +195,7 @@ pub async fn run(
             chunk = rx.recv(), if !readers_done => match chunk {
                 Some(bytes) => {
                     output.push(&bytes);
+                    card.push(&bytes);
                     let _ = progress.send(bytes);
                 }
                 None => readers_done = true,
@@ -182,17 +223,22 @@ pub async fn run(
     let exit = Exit { code: status.and_then(|s| s.code()), signal: status.as_ref().and_then(process::signal_name) };
     let text = output.text();
     let (summary, ok, code) = outcome(&ended, timeout);
-    let mut for_model = String::new();
-    if output.dropped > 0 {
-        for_model.push_str(&format!("[first {} bytes of output dropped]\n", output.dropped));
+    let ended_line = |mut text: String| {
+        if !text.ends_with('\n') && !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!("[{summary}]"));
+        text
+    };
+    let for_model = ended_line(text);
+    let mut shown = String::new();
+    if card.dropped > 0 {
+        shown.push_str(&format!("[first {} bytes of output not shown]\n", card.dropped));
     }
-    for_model.push_str(&text);
-    if !for_model.ends_with('\n') && !for_model.is_empty() {
-        for_model.push('\n');
-    }
-    for_model.push_str(&format!("[{summary}]"));
-    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": output.dropped });
-    Ok((Output { ok, ..Output::text(for_model, raw) }, exit))
+    shown.push_str(&card.text());
+    let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": output.dropped() });
+    let content = vec![crate::event::ToolContent::Text(ended_line(shown))];
+    Ok((Output { for_model, content, raw, ok }, exit))
 }
 
 /// A sandboxed command whose temp dir could not be made does not run.

@@ -39,7 +39,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -
         .args(argv)
         .env(env)
         .cwd(PathBuf::from(cx.jail.cwd()))
-        .output_byte_limit(super::shell::OUTPUT_CAP as u64);
+        .output_byte_limit(super::shell::TERMINAL_OUTPUT_LIMIT as u64);
     let terminal_id = match cx.editor.create_terminal(&request).await {
         Ok(id) => id,
         Err(EditorError::Cancelled) => return Err(ToolError::Cancelled),

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::accounting;
 use super::commands::{self, Command};
+use super::compaction;
 use super::outbox::{agent_note, emit, record_message, send_live};
 use super::session::{Session, TurnClaim};
 use crate::agent::error::AgentError;
@@ -33,11 +34,12 @@ use crate::config::Config;
 use crate::editor::{ClientFeatures, Deadlines, EditorClient};
 use crate::event::v2::{Live, TurnState};
 use crate::event::{Event, StopReason, TurnEnd, TurnTokens};
-use crate::provider::{ChatMessage, FinishReason};
+use crate::provider::{ChatMessage, FinishReason, ProviderError};
 use crate::rpc::Peer;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 use crate::tools::{Jail, Registry};
+use compact::{Compacted, Model, Why};
 use model_step::{ModelRequest, TextAs};
 
 /// Everything a turn needs besides the session itself.
@@ -229,8 +231,11 @@ impl Turn {
         text: String,
         images: Vec<crate::provider::ImageRef>,
     ) -> Result<StopReason, AgentError> {
+        let model = self.session.state().model.clone();
+        // The catalog's word on the model, with the window its server reports (asked once).
+        let info = self.session.source.discover(&self.http, &model).await;
         let text = match command {
-            Some(Command::Compact) => return self.compact().await,
+            Some(Command::Compact) => return self.compact(&model, &info).await,
             // A command becomes the instruction it stands for; the client still shows what was typed.
             Some(Command::Prompt(instruction)) => instruction,
             None => text,
@@ -238,17 +243,23 @@ impl Turn {
         let mut user_message = ChatMessage::user(text);
         user_message.images = images;
         record_message(&self.outbox, &self.session, &user_message).await;
-        let (model, mut messages) = {
+        let mut messages = {
             let mut state = self.session.state();
             state.history.push(user_message);
-            (state.model.clone(), state.history.clone())
+            state.history.clone()
         };
-        let mut system = self.session.system_prompt();
+        messages.insert(0, self.system_message(&info).await);
+        self.agent_loop(&model, &info, messages).await
+    }
+
+    /// The system prompt of this turn's requests (a subagent's says it is one).
+    async fn system_message(&self, info: &crate::catalog::ModelInfo) -> ChatMessage {
+        let environment = self.session.environment().await;
+        let mut system = self.session.system_prompt(info, environment, self.config.file.as_deref());
         if self.delegation.is_some() {
             system.push_str(delegate::SUBAGENT_NOTE);
         }
-        messages.insert(0, ChatMessage::system(system));
-        self.agent_loop(&model, messages).await
+        ChatMessage::system(system)
     }
 
     /// The first prompt of a session names it.
@@ -277,22 +288,61 @@ impl Turn {
         Registry::new(|name| self.session.tool_enabled(name), extra)
     }
 
-    /// Model → tool calls → results → model … until the model stops asking for tools.
-    async fn agent_loop(&self, model: &str, mut messages: Vec<ChatMessage>) -> Result<StopReason, AgentError> {
+    /// Model → tool calls → results → model … until the model stops asking for tools. Before
+    /// each request the context is compacted if it would not fit the window; a request the
+    /// provider still finds too long is compacted and sent once more.
+    async fn agent_loop(
+        &self,
+        model: &str,
+        info: &crate::catalog::ModelInfo,
+        mut messages: Vec<ChatMessage>,
+    ) -> Result<StopReason, AgentError> {
         let registry = self.registry();
         let specs = registry.specs();
+        let specs_bytes = compaction::specs_bytes(&specs);
         let mut calls_made = 0u32;
+        // Whether the request about to be sent was already compacted after a context error.
+        let mut retried_overflow = false;
         for _request in 0..self.config.max_turn_requests {
             self.take_in_steering(&mut messages).await;
             let spent = self.session.state().spent;
-            if let Some(why) = accounting::exhausted(spent, &self.config) {
+            if let Some(why) = accounting::exhausted(spent, &self.config, info.prices.as_ref()) {
                 self.say(why).await;
                 return Ok(StopReason::MaxTokens);
             }
+            let window = self.window(info);
+            if !retried_overflow && compaction::estimate(&window, &messages, specs_bytes) > window.trigger() {
+                let compacted =
+                    self.compact_context(Why::Threshold, Model { id: model, info }, &mut messages, &specs).await?;
+                if compacted == Compacted::Cancelled {
+                    return Ok(StopReason::Cancelled);
+                }
+            }
+            let request_tokens = compaction::estimate(&window, &messages, specs_bytes);
+            let max_output_tokens = window.answer_room(info.max_output_tokens, request_tokens);
             let mut text = String::new();
-            let request = ModelRequest { model, messages: &messages, specs: &specs, text_as: TextAs::Message };
+            let request = ModelRequest {
+                model,
+                info,
+                max_output_tokens,
+                messages: &messages,
+                specs: &specs,
+                text_as: TextAs::Message,
+            };
             let step = match self.model_step(request, &mut text).await {
                 Ok(Some(step)) => step,
+                Err(AgentError::Provider(ProviderError::ContextTooLong { limit, .. })) if !retried_overflow => {
+                    // The window is smaller than we thought: remember what the provider said (or
+                    // a little less than what it refused), compact, and send once more.
+                    retried_overflow = true;
+                    self.learn_window(limit.unwrap_or(request_tokens * 9 / 10));
+                    let compacted =
+                        self.compact_context(Why::Overflow, Model { id: model, info }, &mut messages, &specs).await?;
+                    if compacted == Compacted::Cancelled {
+                        return Ok(StopReason::Cancelled);
+                    }
+                    continue;
+                }
                 other => {
                     // Keep what the user saw in the context, even for a cancelled or failed turn.
                     if !text.is_empty() {
@@ -301,6 +351,13 @@ impl Turn {
                     return other.map(|_| StopReason::Cancelled);
                 }
             };
+            retried_overflow = false;
+            if let Some(ratio) = step
+                .input_tokens
+                .and_then(|t| compaction::calibrate(t, compaction::request_bytes(&messages, specs_bytes)))
+            {
+                self.session.state().fit.tokens_per_byte = ratio;
+            }
             let mut assistant = ChatMessage::assistant(text, step.tool_calls.clone());
             assistant.thinking = step.thinking;
             if !assistant.content.is_empty() || !assistant.tool_calls.is_empty() {
@@ -382,6 +439,15 @@ impl Turn {
             )
             .await;
         }
+    }
+
+    /// A window the provider revealed by refusing a longer request: the session's requests
+    /// are sized to it from now on.
+    fn learn_window(&self, tokens: u64) {
+        let mut state = self.session.state();
+        let known = state.fit.learned_window.unwrap_or(u64::MAX);
+        state.fit.learned_window = Some(tokens.min(known).max(1024));
+        tracing::info!(session_id = %self.session.id, window = tokens, "the provider refused a request as too long");
     }
 
     /// Appends to the model context, in memory and in the store.

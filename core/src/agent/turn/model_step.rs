@@ -19,11 +19,17 @@ pub(super) enum TextAs<'a> {
     Message,
     /// The summary of the compaction with this id (`compaction_summary_chunk`).
     Compaction(&'a str),
+    /// Not shown (an automatic compaction's summary, for a client that does not know them).
+    Silent,
 }
 
 /// What one model request asks.
 pub(super) struct ModelRequest<'a> {
     pub model: &'a str,
+    /// What the model is (images, prices, window), per the catalog and the config.
+    pub info: &'a crate::catalog::ModelInfo,
+    /// The longest answer to ask for (Anthropic's `max_tokens`).
+    pub max_output_tokens: u32,
     pub messages: &'a [ChatMessage],
     pub specs: &'a [ToolSpec],
     pub text_as: TextAs<'a>,
@@ -35,6 +41,8 @@ pub(super) struct Step {
     pub finish: Option<FinishReason>,
     /// Provider reasoning blocks to send back with the assistant message.
     pub thinking: Vec<serde_json::Value>,
+    /// The input tokens the provider reported for this request, if it did.
+    pub input_tokens: Option<u64>,
 }
 
 /// Tool-call fragments by index, as the stream delivers them: (id, name, arguments).
@@ -59,8 +67,8 @@ impl Turn {
             messages: request.messages,
             tools: request.specs,
             thinking_budget: self.session.thinking_budget(request.model),
-            max_output_tokens: self.config.max_output_tokens,
-            images: crate::provider::supports_images(source.endpoint.kind, request.model, self.config.images),
+            max_output_tokens: request.max_output_tokens,
+            images: request.info.images,
         };
         let call =
             Call { http: &self.http, endpoint: &source.endpoint, retry, stall_timeout: self.config.stall_timeout };
@@ -71,7 +79,7 @@ impl Turn {
         };
         let message_id = uuid::Uuid::new_v4().to_string();
         let thought_id = uuid::Uuid::new_v4().to_string();
-        let mut step = Step { tool_calls: Vec::new(), finish: None, thinking: Vec::new() };
+        let mut step = Step { tool_calls: Vec::new(), finish: None, thinking: Vec::new(), input_tokens: None };
         let mut fragments = Fragments::new();
         loop {
             let event = tokio::select! {
@@ -87,6 +95,7 @@ impl Turn {
                     match request.text_as {
                         TextAs::Message => Event::MessageChunk { message_id: message_id.clone(), text: t },
                         TextAs::Compaction(id) => Event::CompactionChunk { compaction_id: id.to_string(), text: t },
+                        TextAs::Silent => continue,
                     }
                 }
                 Some(Ok(ModelEvent::Reasoning(r))) => Event::ThoughtChunk { message_id: thought_id.clone(), text: r },
@@ -100,7 +109,8 @@ impl Turn {
                 }
                 Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
                     self.count_tokens(input_tokens, output_tokens);
-                    Event::Usage(accounting::record(&self.session, &self.config, input_tokens, output_tokens))
+                    step.input_tokens = Some(input_tokens);
+                    Event::Usage(accounting::record(&self.session, request.info, input_tokens, output_tokens))
                 }
                 Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
                     let entry = fragments.entry(index).or_default();

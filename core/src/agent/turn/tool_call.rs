@@ -71,6 +71,19 @@ fn failed(id: &str, message: &str) -> ToolPatch {
 }
 
 impl Turn {
+    /// Where this session's long tool outputs are saved (absolute: the model reads the path).
+    fn outputs_dir(&self) -> std::path::PathBuf {
+        let data_dir = std::path::absolute(&self.config.data_dir).unwrap_or_else(|_| self.config.data_dir.clone());
+        crate::tools::cap::outputs_dir(&data_dir, &self.session.id)
+    }
+
+    /// The instruction files of folders this call reached for the first time in the session,
+    /// as text to append to its result.
+    fn nested_instructions(&self, locations: &[crate::event::Location]) -> String {
+        let found: Vec<_> = locations.iter().flat_map(|l| self.session.new_instructions(&l.path)).collect();
+        crate::agent::instructions::attach(&found)
+    }
+
     /// The id of the session's plan: one per session, the same across turns and restores.
     fn plan_id(&self) -> String {
         format!("{}/plan", self.session.id)
@@ -118,6 +131,7 @@ impl Turn {
         };
         let updates = Card { turn: self, id: &id };
         let uploads = self.config.data_dir.join("uploads");
+        let outputs = self.outputs_dir();
         // Built for each call: the session's mode (read-only confines commands further) may
         // change between calls.
         let read_only = self.session.state().mode == Mode::ReadOnly;
@@ -138,6 +152,7 @@ impl Turn {
             updates: &updates,
             cancel: &self.cancel,
             uploads: &uploads,
+            outputs: &outputs,
             sandbox: &sandbox,
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
@@ -198,7 +213,11 @@ impl Turn {
                 let status = if output.ok { ToolStatus::Completed } else { ToolStatus::Failed };
                 self.tool_update(ToolPatch::new(&id).status(status).content(output.content).raw_output(output.raw))
                     .await;
-                Some(output.for_model)
+                // What the model reads is capped (the whole saved beside), and carries the
+                // instruction files of folders it reached for the first time.
+                let mut for_model = crate::tools::cap::for_model(output.for_model, &outputs, &id);
+                for_model.push_str(&self.nested_instructions(&announce.locations));
+                Some(for_model)
             }
             Err(e) => self.fail(&id, &e).await,
         }

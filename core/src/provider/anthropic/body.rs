@@ -5,6 +5,9 @@ use serde_json::{Value, json};
 
 use crate::provider::{ChatMessage, ChatParams, Role};
 
+/// Tokens left for the answer, at least, when thinking shares `max_tokens` with it.
+const MIN_ANSWER: u32 = 4096;
+
 /// The `POST {base}/messages` body.
 pub(in crate::provider) fn request_body(p: &ChatParams<'_>) -> Value {
     let system: Vec<&str> = p.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
@@ -14,8 +17,14 @@ pub(in crate::provider) fn request_body(p: &ChatParams<'_>) -> Value {
     }
     let mut body = json!({
         "model": p.model,
-        // With thinking on, the budget is part of max_tokens and must stay below it.
-        "max_tokens": if thinking { p.thinking_budget + p.max_output_tokens } else { p.max_output_tokens },
+        // With thinking on, the budget is part of max_tokens and must stay below it: a limit
+        // with room for the budget and an answer stays (it is the model's own, from the
+        // catalog), a smaller one gets the budget on top.
+        "max_tokens": match thinking {
+            true if p.max_output_tokens > p.thinking_budget + MIN_ANSWER => p.max_output_tokens,
+            true => p.thinking_budget + p.max_output_tokens,
+            false => p.max_output_tokens,
+        },
         "messages": messages(p.messages, thinking, p.images),
         "stream": true,
     });
@@ -182,7 +191,12 @@ mod tests {
         let history = vec![ChatMessage::user("go"), assistant, ChatMessage::tool_result("a", "ok")];
         let body = request_body(&params(&history, 2048));
         assert_eq!(body["thinking"], json!({ "type": "enabled", "budget_tokens": 2048 }));
-        assert_eq!(body["max_tokens"], 2048 + 8192);
+        assert_eq!(body["max_tokens"], 8192, "a limit with room for the budget and an answer stays");
+        assert_eq!(
+            request_body(&params(&history, 24576))["max_tokens"],
+            24576 + 8192,
+            "a smaller one gets the budget on top"
+        );
         assert_eq!(body["messages"][1]["content"][0], block);
         // A loop begun without thinking continues without it.
         let history = vec![
