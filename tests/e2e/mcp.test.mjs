@@ -58,6 +58,7 @@ async function start({ config = "", capabilities = {}, answer = () => "allow_onc
       }
     }
   }, 5);
+  timer.unref(); // a test that fails before done() must not keep its file running
   let n = 0;
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "corvid-mcp-")));
   return {

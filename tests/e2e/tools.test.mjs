@@ -48,6 +48,7 @@ async function setup(root, { config = "", extra = {}, answer = () => ({ outcome:
       }
     }
   }, 5);
+  timer.unref(); // a test that fails before done() must not keep its file running
   let n = 0;
   return {
     agent,

@@ -5,7 +5,8 @@
 //! whatever window its server was given.
 //!
 //! Probed once per model and endpoint (the caller keeps the answer), with a short timeout,
-//! and only where such a server can be: a loopback or private address, or OpenRouter.
+//! and only where such a server can be: plain HTTP to a loopback or private address, or
+//! OpenRouter.
 
 use std::time::Duration;
 
@@ -82,7 +83,9 @@ pub async fn probe(http: &reqwest::Client, endpoint: &Endpoint, model: &str) -> 
         let entry = entries.iter().find(|e| e.get("id").and_then(Value::as_str) == Some(model))?;
         return window_in_listing(entry);
     }
-    if !local(host) {
+    // Local servers speak plain HTTP; a TLS endpoint on a private address is a proxy to a
+    // cloud, not worth a probe.
+    if !local(host) || !endpoint.base_url.starts_with("http://") {
         return None;
     }
     let root = root(&endpoint.base_url);

@@ -10,8 +10,8 @@ use crate::provider::ToolSpec;
 
 /// Most lines returned by one read.
 const READ_LINES: usize = 2000;
-/// Most bytes of file text returned by one read (the rest is read on by offset).
-const READ_BYTES: usize = 30 * 1024;
+/// Most bytes one read returns, line numbers included (the rest is read on by offset).
+const READ_BYTES: usize = 40 * 1024;
 /// Longest line shown whole; a longer one keeps its head and tail.
 const LINE_CHARS: usize = 2000;
 
@@ -29,10 +29,14 @@ impl Tool for ReadFile {
         "read_file"
     }
 
+    fn pages_itself(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         super::spec(
             "read_file",
-            "Read a text file. Lines are numbered. One call returns at most 2000 lines or about 30 KB; use offset/limit \
+            "Read a text file. Lines are numbered. One call returns at most 2000 lines or about 40 KB; use offset/limit \
              (1-based lines) to read on. Lines longer than 2000 characters are shortened (head and tail kept).",
             json!({"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}),
         )
@@ -91,7 +95,7 @@ fn numbered(path: &std::path::Path, text: &str, offset: Option<usize>, limit: Op
     for (i, line) in lines.iter().enumerate().take(end).skip(start - 1) {
         let line = shortened(line);
         // The byte cap ends a read at a line, never inside one (at least one line is shown).
-        if i + 1 > start && out.len() + line.len() > READ_BYTES {
+        if i + 1 > start && out.len() + line.len() + 8 > READ_BYTES {
             end = i;
             break;
         }

@@ -31,6 +31,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether the tool bounds its own result and says how to read on (`read_file`): such a
+    /// result is not cut again for the model (`tools::cap`).
+    fn pages_itself(&self) -> bool {
+        false
+    }
+
     /// What would change, worked out before the user is asked (an edit's diff, shown in the
     /// question). An error fails the call without asking. Most tools change nothing to preview.
     fn preview<'a>(

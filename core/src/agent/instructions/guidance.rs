@@ -43,7 +43,7 @@ widen. If something fails, read the error, fix the cause and run it again.
 ## Tools
 - Call independent read-only tools (reads, searches, listings) together in one answer when you can.
 - A tool result longer than about 32 KB is shortened to its head and tail; the marker names a file with the \
-whole output, which read_file can page through with offset. read_file returns at most about 30 KB per call: \
+whole output, which read_file can page through with offset. read_file returns at most about 40 KB per call: \
 read on with offset.
 - run_command runs in a sandbox (see Environment). When a command fails because the sandbox denied it, do not \
 work around it: ask for the escalation the tool describes, with a reason, or tell the user what is needed.

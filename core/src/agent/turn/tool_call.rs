@@ -215,7 +215,10 @@ impl Turn {
                     .await;
                 // What the model reads is capped (the whole saved beside), and carries the
                 // instruction files of folders it reached for the first time.
-                let mut for_model = crate::tools::cap::for_model(output.for_model, &outputs, &id);
+                let mut for_model = match tool.pages_itself() {
+                    true => output.for_model,
+                    false => crate::tools::cap::for_model(output.for_model, &outputs, &id),
+                };
                 for_model.push_str(&self.nested_instructions(&announce.locations));
                 Some(for_model)
             }
