@@ -168,19 +168,14 @@ impl ModelInfo {
             info.context_window = window;
             info.window_source = WindowSource::Server;
         }
-        if let Some(window) = config.context_window {
-            info.context_window = window;
-            info.window_source = WindowSource::Config;
-        }
-        if let Some(output) = config.max_output_tokens {
-            info.max_output_tokens = output;
-        }
-        if let Some(images) = config.images {
-            info.images = images;
-        }
-        if let Some(prices) = &config.prices {
-            info.prices = Some(prices.clone());
-        }
+        // The `[provider]` section's fields, for whatever model it serves.
+        info.apply(&ModelOverride {
+            context_window: config.context_window,
+            max_output_tokens: config.max_output_tokens,
+            images: config.images,
+            prices: config.prices.clone(),
+            ..ModelOverride::default()
+        });
         if let Some(over) =
             matching::best(model, config.models.keys().map(String::as_str)).and_then(|i| config.models.values().nth(i))
         {
