@@ -46,8 +46,12 @@ Serve remote clients over WebSocket, and bridge an editor to such a server:
   corvid acp --connect wss://host:8765/acp --token-file token [--agent ALIAS] [--ca-cert ca.pem]
 
 Model provider (environment, overriding ~/.config/corvid/config.toml or $CORVID_CONFIG):
-  CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server) or anthropic (Messages API)
-  CORVID_BASE_URL   e.g. https://api.openai.com/v1, https://openrouter.ai/api/v1, http://127.0.0.1:11434/v1
+  CORVID_PROVIDER   openai (any OpenAI-compatible Chat Completions server), openai-responses
+                    (OpenAI's Responses API; codex models get it by themselves on api.openai.com)
+                    or anthropic (Messages API)
+  CORVID_BASE_URL   e.g. https://api.openai.com/v1, https://openrouter.ai/api/v1, http://127.0.0.1:11434/v1;
+                    Anthropic's with or without /v1. Order: CORVID_BASE_URL, the config file's
+                    base_url, then OPENAI_BASE_URL or ANTHROPIC_BASE_URL (per provider)
   CORVID_API_KEY    API key (falls back to OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)
   CORVID_MODEL      model id
   CORVID_DATA_DIR   where Corvid keeps its data

@@ -60,8 +60,10 @@ test("streamed thinking and text become thought and message chunks; headers and 
     assert.equal(req.body.stream, true);
     assert.equal(req.body.max_tokens, 64000, "the model catalog's output limit for claude-sonnet-4-5");
     assert.equal(req.body.thinking, undefined, "thinking is off by default");
-    assert.equal(typeof req.body.system, "string");
-    assert.deepEqual(req.body.messages, [{ role: "user", content: [{ type: "text", text: "ANT-HELLO" }] }]);
+    const mark = { type: "ephemeral" };
+    assert.equal(req.body.system.length, 1, "the system prompt is one block…");
+    assert.deepEqual(req.body.system[0].cache_control, mark, "…that carries the prefix's cache mark");
+    assert.deepEqual(req.body.messages, [{ role: "user", content: [{ type: "text", text: "ANT-HELLO", cache_control: mark }] }]);
     const readFile = req.body.tools.find((t) => t.name === "read_file");
     assert.equal(readFile.input_schema.type, "object");
     assert.equal(typeof readFile.description, "string");
@@ -91,7 +93,7 @@ test("a tool loop sends tool_use back with its tool_result in one user message",
     assert.deepEqual(messages.map((m) => m.role), ["user", "assistant", "user"], "roles alternate");
     assert.deepEqual(messages[1].content, [
       { type: "text", text: "Let me read it." },
-      { type: "tool_use", id: "toolu_01", name: "read_file", input: { path: "notes.txt" } },
+      { type: "tool_use", id: "toolu_01", name: "read_file", input: { path: "notes.txt" }, cache_control: { type: "ephemeral" } },
     ]);
     assert.equal(messages[2].content.length, 1);
     assert.equal(messages[2].content[0].type, "tool_result");
@@ -135,6 +137,95 @@ test("401 names the key; 529 overloaded is retried; a mid-stream error is report
     const r3 = await prompt(agent, sessionId, "ANT-MIDSTREAM");
     assert.match(r3.error.message, /error mid-stream: Overloaded \(overloaded_error\)/);
   }));
+
+test("retries honour Retry-After as seconds and as an HTTP date; four 529s in a row are survived", () =>
+  withAgent(anthropicEnv(), async (agent) => {
+    const { sessionId } = await newSession(agent);
+    const gaps = (marker) => {
+      const at = requestsFor(marker).map((r) => r.at);
+      return at.slice(1).map((t, i) => t - at[i]);
+    };
+    fake.script("ANT-AFTER-SECS", { failTimes: 1, failStatus: 429, failHeaders: { "retry-after": "1" }, chunks: [{ content: "ok" }] });
+    assert.equal((await prompt(agent, sessionId, "ANT-AFTER-SECS")).result.stopReason, "end_turn");
+    assert.ok(gaps("ANT-AFTER-SECS")[0] >= 950, `waited ${gaps("ANT-AFTER-SECS")} ms for Retry-After: 1`);
+
+    // A date two seconds ahead (HTTP dates have whole seconds: the wait is 1 to 2 s).
+    const date = () => new Date(Math.ceil(Date.now() / 1000) * 1000 + 2000).toUTCString();
+    fake.script("ANT-AFTER-DATE", { failTimes: 1, failStatus: 503, failHeaders: () => ({ "retry-after": date() }), chunks: [{ content: "ok" }] });
+    assert.equal((await prompt(agent, sessionId, "ANT-AFTER-DATE")).result.stopReason, "end_turn");
+    const [gap] = gaps("ANT-AFTER-DATE");
+    assert.ok(gap >= 950 && gap < 4000, `waited ${gap} ms for a date 2 s ahead (the old code waited 0.25 s)`);
+
+    fake.script("ANT-529x4", { failTimes: 4, failStatus: 529, failHeaders: { "retry-after-ms": "20" }, chunks: [{ content: "finally" }] });
+    const r = await prompt(agent, sessionId, "ANT-529x4");
+    assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r.error));
+    assert.equal(fake.attemptsFor("ANT-529x4"), 5);
+    assert.ok(gaps("ANT-529x4").every((g) => g < 1000), `retry-after-ms was honoured: ${gaps("ANT-529x4")}`);
+  }));
+
+test("a stream that fails before anything was shown is asked again; one that fails later says how far it got", () =>
+  withAgent(anthropicEnv(), async (agent) => {
+    const { sessionId } = await newSession(agent);
+    fake.script("ANT-EARLY-FAIL", { failTimes: 0, chunks: [], streamError: "Overloaded" });
+    const r = await prompt(agent, sessionId, "ANT-EARLY-FAIL");
+    assert.match(r.error.message, /Overloaded/);
+    assert.equal(fake.attemptsFor("ANT-EARLY-FAIL"), 7, "the default 6 retries, then the error");
+    fake.script("ANT-LATE-FAIL", { chunks: [{ content: "four" }], streamError: "Overloaded" });
+    const r2 = await prompt(agent, sessionId, "ANT-LATE-FAIL");
+    assert.match(r2.error.message, /broke off after 4 characters had arrived: .*Overloaded/);
+    assert.equal(fake.attemptsFor("ANT-LATE-FAIL"), 1, "what was shown is not asked for twice");
+  }));
+
+test("an Anthropic base URL without /v1 works, from CORVID_BASE_URL or ANTHROPIC_BASE_URL", async () => {
+  for (const extra of [{ CORVID_BASE_URL: fake.root }, { CORVID_BASE_URL: "", ANTHROPIC_BASE_URL: `${fake.root}/` }]) {
+    await withAgent(anthropicEnv({ extra }), async (agent) => {
+      const { sessionId } = await newSession(agent);
+      fake.script("ANT-ROOT", { chunks: [{ content: "found" }] });
+      const r = await prompt(agent, sessionId, "ANT-ROOT");
+      assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r.error));
+      assert.equal(textOf(agent.updates(sessionId), "agent_message_chunk"), "found");
+    });
+  }
+});
+
+test("prompt caching: every request of a two-turn tool loop marks the prefix and the newest messages; reads are billed at their rate", async () => {
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), "corvid-ant-cache-")));
+  for (const f of ["a", "b", "c", "d"]) writeFileSync(join(cwd, `${f}.txt`), `${f}\n`.repeat(200));
+  fake.billCache(true);
+  try {
+    await withAgent(anthropicEnv(), async (agent) => {
+      const { sessionId } = await newSession(agent, cwd);
+      const read = (path, id) => ({ toolCalls: [{ name: "read_file", id, arguments: { path } }] });
+      fake.script("ANT-CACHE-1", { steps: [read("a.txt", "toolu_a"), read("b.txt", "toolu_b"), { chunks: [{ content: "read two" }] }] });
+      assert.equal((await prompt(agent, sessionId, "ANT-CACHE-1")).result.stopReason, "end_turn");
+      fake.script("ANT-CACHE-2", { steps: [read("c.txt", "toolu_c"), read("d.txt", "toolu_d"), { chunks: [{ content: "read four" }] }] });
+      assert.equal((await prompt(agent, sessionId, "ANT-CACHE-2")).result.stopReason, "end_turn");
+
+      const reqs = fake.requests.filter((r) => r.api === "anthropic" && r.usage && JSON.stringify(r.body.messages).includes("ANT-CACHE-1"));
+      assert.equal(reqs.length, 6);
+      for (const [i, { body }] of reqs.entries()) {
+        const marks = JSON.stringify(body).match(/"cache_control"/g).length;
+        assert.ok(marks <= 4, `request ${i}: ${marks} marks (the API allows 4)`);
+        assert.ok(body.system[0].cache_control, `request ${i}: the prefix (tools and system) is marked`);
+        const newest = body.messages.at(-1).content.at(-1);
+        assert.ok(newest.cache_control, `request ${i}: the newest message is marked`);
+      }
+      // From the second request on, the prefix comes from the cache.
+      for (const r of reqs.slice(1)) assert.ok(r.usage.cache_read_input_tokens > 1000, JSON.stringify(r.usage));
+      const usages = agent.updates(sessionId).filter((u) => u.sessionUpdate === "usage_update");
+      assert.equal(usages.length, 6);
+      assert.equal(usages.at(-1)._meta.corvid.cacheReadTokens, reqs.at(-1).usage.cache_read_input_tokens);
+      // claude-sonnet-4-5: $3 input, $3.75 cache write, $0.30 cache read, $15 output per million.
+      const billed = reqs.reduce((sum, { usage: u }) => sum + (u.input_tokens * 3 + u.cache_creation_input_tokens * 3.75 + u.cache_read_input_tokens * 0.3 + 5 * 15) / 1e6, 0);
+      const uncached = reqs.reduce((sum, { usage: u }) => sum + ((u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens) * 3 + 5 * 15) / 1e6, 0);
+      const cost = usages.at(-1).cost.amount;
+      assert.ok(Math.abs(cost - billed) < 1e-9, `cost ${cost} is what the cache billed, ${billed}`);
+      assert.ok(cost < uncached * 0.6, `caching paid ${cost} against ${uncached} uncached`);
+    });
+  } finally {
+    fake.billCache(false);
+  }
+});
 
 test("thought_level: offered for thinking models only, sets the thinking budget, persists", async () => {
   const env = anthropicEnv();

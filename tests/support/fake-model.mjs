@@ -18,6 +18,8 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
   const sockets = new Set();
   // A context window the server enforces (tokens, counted as the body's bytes / 4), or null.
   let contextLimit = null;
+  // Anthropic's prompt cache, when on (`billCache`): prefix (as JSON) → its tokens.
+  let promptCache = null;
   /** The last registered marker the user's text contains, or null. */
   const markerIn = (text) => {
     let marker = null;
@@ -47,7 +49,7 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw);
-    requests.push({ api, body, headers: req.headers, bytes: raw.length });
+    requests.push({ api, body, headers: req.headers, bytes: raw.length, at: Date.now() });
     if (contextLimit !== null && raw.length / 4 > contextLimit) {
       // Refused as real servers do: OpenAI's wording (with the window) or Anthropic's (without).
       const tokens = Math.ceil(raw.length / 4);
@@ -79,13 +81,58 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       const step = body.messages.slice(lastUserIndex + 1).filter((m) => m.role === "assistant").length;
       spec = spec.steps[Math.min(step, spec.steps.length - 1)];
     }
-    if (spec.failTimes && n <= spec.failTimes) spec = { status: spec.failStatus ?? 500 };
+    if (spec.failTimes && n <= spec.failTimes) {
+      // `failHeaders`: headers of the failures, or a function of the attempt (say, a date).
+      const headers = typeof spec.failHeaders === "function" ? spec.failHeaders(n) : spec.failHeaders;
+      spec = { status: spec.failStatus ?? 500, headers };
+    }
+    if (api === "anthropic" && promptCache && !spec.status) {
+      spec = { ...spec, usage: { ...cacheUsage(body), output_tokens: 5 } };
+      requests.at(-1).usage = spec.usage;
+    }
     await (api === "anthropic" ? serveAnthropic : serve)(spec, res, body.model);
   });
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
+
+  // Anthropic's prompt cache, simplified: a request is a sequence of blocks (tools, system,
+  // then each message's blocks); the prefix up to each `cache_control` mark is written to the
+  // cache, and the longest prefix already there is read from it. Tokens are bytes / 4.
+  function cacheUsage(body) {
+    const strip = ({ cache_control, ...rest }) => rest;
+    const blocks = [
+      ...(body.tools ?? []).map(strip),
+      ...(typeof body.system === "string" ? [{ type: "text", text: body.system }] : (body.system ?? [])).map(strip),
+      ...body.messages.flatMap((m) => (typeof m.content === "string" ? [{ role: m.role, text: m.content }] : m.content.map((b) => strip({ role: m.role, ...b })))),
+    ];
+    const marked = [
+      ...(body.tools ?? []),
+      ...(typeof body.system === "string" ? [{}] : (body.system ?? [])),
+      ...body.messages.flatMap((m) => (typeof m.content === "string" ? [{}] : m.content)),
+    ].map((b) => Boolean(b.cache_control));
+    const tokensOf = (n) => Math.ceil(JSON.stringify(blocks.slice(0, n)).length / 4);
+    const total = tokensOf(blocks.length);
+    let read = 0;
+    for (let n = blocks.length; n > 0; n--) {
+      const key = JSON.stringify(blocks.slice(0, n));
+      if (promptCache.has(key)) {
+        read = promptCache.get(key);
+        break;
+      }
+    }
+    let written = read;
+    marked.forEach((m, i) => {
+      if (!m) return;
+      const key = JSON.stringify(blocks.slice(0, i + 1));
+      const tokens = tokensOf(i + 1);
+      if (!promptCache.has(key)) promptCache.set(key, tokens);
+      written = Math.max(written, tokens);
+    });
+    const write = written - read;
+    return { input_tokens: total - read - write, cache_read_input_tokens: read, cache_creation_input_tokens: write };
+  }
 
   async function serve(spec, res, model) {
     if (spec.status) {
@@ -169,7 +216,8 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     if (spec.hang) return;
     const ev = (type, data = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const usage = spec.usage ?? { input_tokens: 10, output_tokens: 5 };
-    res.write(ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } }));
+    const { output_tokens, ...input } = usage;
+    res.write(ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", model, content: [], stop_reason: null, usage: { ...input, output_tokens: 1 } } }));
     res.write(ev("ping"));
     let index = 0;
     let open = null;
@@ -224,8 +272,11 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     res.end(ev("message_stop"));
   }
 
-  // The Responses API: `input` items instead of messages. Only plain answers are scripted here
-  // (`chunks` of content; tool calls are not needed by the peer benchmark).
+  // The Responses API: `input` items instead of messages, from the same script specs:
+  // `chunks` (content, or `reasoning` as a summary), `toolCalls` as function_call items, and
+  // `steps` counted as the runs of function_call_output items since the user spoke. A spec's
+  // reasoning also comes as a reasoning item with encrypted content (`enc-<request>`), which
+  // the client must send back. Usage: 10 input tokens (6 of them cached), 5 output.
   async function serveResponses(body, res) {
     const texts = (item) =>
       item.role === "user" && Array.isArray(item.content)
@@ -233,27 +284,67 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
         : typeof item.content === "string" && item.role === "user"
           ? item.content
           : "";
-    const lastUser = (body.input ?? []).map(texts).filter(Boolean).at(-1) ?? "";
+    const input = body.input ?? [];
+    const lastUserIndex = input.findLastIndex((i) => texts(i));
+    const lastUser = lastUserIndex >= 0 ? texts(input[lastUserIndex]) : "";
     const marker = markerIn(lastUser);
-    const spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
+    const n = (attempts.get(marker) ?? 0) + 1;
+    attempts.set(marker, n);
+    let spec = marker ? replies.get(marker) : { chunks: [{ content: `You said: ${lastUser}` }] };
+    if (spec.steps) {
+      const after = input.slice(lastUserIndex + 1);
+      const step = after.filter((item, k) => item.type === "function_call_output" && after[k + 1]?.type !== "function_call_output").length;
+      spec = spec.steps[Math.min(step, spec.steps.length - 1)];
+    }
+    if (spec.status) {
+      res.writeHead(spec.status, { "content-type": "application/json", ...(spec.headers ?? {}) });
+      res.end(JSON.stringify(spec.body ?? { error: { message: `fake error ${spec.status}` } }));
+      return;
+    }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const ev = (type, data = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const id = `resp_${requests.length}`;
-    const itemId = `msg_${requests.length}`;
+    const output = [];
     res.write(ev("response.created", { response: { id, object: "response", status: "in_progress", output: [] } }));
-    res.write(ev("response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } }));
-    let text = "";
-    for (const c of spec.chunks ?? []) {
-      if (res.destroyed) return;
-      if (spec.delayMs) await sleep(spec.delayMs);
-      if (c.content === undefined) continue;
-      text += c.content;
-      res.write(ev("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: c.content }));
+    const reasoning = (spec.chunks ?? []).filter((c) => c.reasoning !== undefined).map((c) => c.reasoning).join("");
+    if (reasoning) {
+      const index = output.length;
+      const item = { id: `rs_${requests.length}`, type: "reasoning", summary: [{ type: "summary_text", text: reasoning }], encrypted_content: `enc-${requests.length}`, status: "completed" };
+      res.write(ev("response.output_item.added", { output_index: index, item: { id: item.id, type: "reasoning", summary: [] } }));
+      res.write(ev("response.reasoning_summary_text.delta", { item_id: item.id, output_index: index, summary_index: 0, delta: reasoning }));
+      res.write(ev("response.output_item.done", { output_index: index, item }));
+      output.push(item);
     }
-    const item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
-    res.write(ev("response.output_item.done", { output_index: 0, item }));
-    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
-    res.end(ev("response.completed", { response: { id, object: "response", status: "completed", output: [item], usage } }));
+    const contents = (spec.chunks ?? []).filter((c) => c.content !== undefined);
+    if (contents.length) {
+      const index = output.length;
+      const itemId = `msg_${requests.length}`;
+      res.write(ev("response.output_item.added", { output_index: index, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } }));
+      let text = "";
+      for (const c of contents) {
+        if (res.destroyed) return;
+        if (spec.delayMs) await sleep(spec.delayMs);
+        text += c.content;
+        res.write(ev("response.output_text.delta", { item_id: itemId, output_index: index, content_index: 0, delta: c.content }));
+      }
+      const item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
+      res.write(ev("response.output_item.done", { output_index: index, item }));
+      output.push(item);
+    }
+    for (const call of spec.toolCalls ?? []) {
+      const index = output.length;
+      const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
+      const item = { id: `fc_${requests.length}_${index}`, type: "function_call", call_id: call.id ?? `call_${index}`, name: call.name, arguments: args, status: "completed" };
+      res.write(ev("response.output_item.added", { output_index: index, item: { ...item, arguments: "", status: "in_progress" } }));
+      const half = Math.ceil(args.length / 2);
+      for (const part of [args.slice(0, half), args.slice(half)]) {
+        res.write(ev("response.function_call_arguments.delta", { item_id: item.id, output_index: index, delta: part }));
+      }
+      res.write(ev("response.output_item.done", { output_index: index, item }));
+      output.push(item);
+    }
+    const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 6 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+    res.end(ev("response.completed", { response: { id, object: "response", status: "completed", output, usage } }));
   }
 
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
@@ -268,6 +359,10 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
       attempts.delete(marker);
     },
     attemptsFor: (marker) => attempts.get(marker) ?? 0,
+    /** Bill Anthropic requests as a prompt cache would (`cacheUsage`); false turns it off. */
+    billCache(on = true) {
+      promptCache = on ? new Map() : null;
+    },
     /** Refuse every request longer than `tokens` (bytes / 4) as too long; null lifts it. */
     limitContext(tokens) {
       contextLimit = tokens;

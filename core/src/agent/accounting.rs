@@ -10,24 +10,27 @@ use super::session::{Session, Spent};
 use crate::catalog::ModelInfo;
 use crate::config::{Config, Prices};
 use crate::event::{Cost, Usage};
+use crate::provider::TokenUsage;
 
 /// Adds one request's usage to the session and returns the update that reports it. The
 /// window and the prices are the model's (`model`: the catalog with the config over it).
-pub fn record(session: &Session, model: &ModelInfo, input_tokens: u64, output_tokens: u64) -> Usage {
+pub fn record(session: &Session, model: &ModelInfo, used: &TokenUsage) -> Usage {
     let spent = {
         let mut state = session.state();
-        state.spent.tokens += input_tokens + output_tokens;
+        state.spent.tokens += used.input_tokens + used.output_tokens;
         if let Some(prices) = &model.prices {
-            state.spent.cost += prices.cost(input_tokens, output_tokens);
+            state.spent.cost += prices.cost(used);
         }
         state.spent
     };
     Usage {
         // How full the context is after this request: what was sent plus the answer.
-        used: input_tokens + output_tokens,
+        used: used.input_tokens + used.output_tokens,
         size: model.context_window,
         cost: model.prices.as_ref().map(|p| Cost { amount: spent.cost, currency: p.currency.clone() }),
         session_tokens: spent.tokens,
+        cache_read_tokens: used.cache_read_tokens,
+        cache_write_tokens: used.cache_write_tokens,
     }
 }
 

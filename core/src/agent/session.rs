@@ -342,15 +342,35 @@ impl Session {
         }
     }
 
-    /// Whether the current model gets a thought level picker: models that take a thinking
-    /// budget on Anthropic's API, per the model catalog.
+    /// Whether the current model gets a thought level picker, per the model catalog: models
+    /// that take a thinking budget on Anthropic's API, or a reasoning effort on OpenAI's.
     pub fn offers_thought_level(&self, model: &str) -> bool {
-        self.source.model_info(model).takes_thinking_budget(self.source.endpoint.kind)
+        let info = self.source.model_info(model);
+        info.takes_thinking_budget(self.source.endpoint.kind) || self.takes_effort(&info)
+    }
+
+    fn takes_effort(&self, info: &crate::catalog::ModelInfo) -> bool {
+        let endpoint = &self.source.endpoint;
+        let wire = match info.responses_only && endpoint.kind == crate::provider::ProviderKind::OpenAi {
+            true if endpoint.is_openai_own() => crate::provider::ProviderKind::OpenAiResponses,
+            _ => endpoint.kind,
+        };
+        info.takes_effort(wire, endpoint.is_openai_own())
+    }
+
+    /// The reasoning effort of a request to `model`, where the model takes one.
+    pub fn reasoning_effort(&self, model: &str) -> Option<String> {
+        let info = self.source.model_info(model);
+        if !self.takes_effort(&info) {
+            return None;
+        }
+        let level = self.state().thought_level.clone();
+        info.effort_for(&level).map(str::to_string)
     }
 
     /// The thinking budget of a request to `model` (0 when off or not offered).
     pub fn thinking_budget(&self, model: &str) -> u32 {
-        if !self.offers_thought_level(model) {
+        if !self.source.model_info(model).takes_thinking_budget(self.source.endpoint.kind) {
             return 0;
         }
         anthropic::thinking_budget(&self.state().thought_level).unwrap_or(0)
@@ -369,6 +389,7 @@ impl Session {
         let modes = Mode::ALL.into_iter().map(|m| choice(m.id(), m.name(), Some(m.description(&self.sandbox))));
         let models = self.source.models.iter().map(|m| choice(m, m, None));
         let offers_thought_level = self.offers_thought_level(&current);
+        let current_model = current.clone();
         let mut all = vec![
             ConfigSelect {
                 id: MODE_OPTION,
@@ -388,11 +409,13 @@ impl Session {
             },
         ];
         if offers_thought_level {
+            let info = self.source.model_info(&current_model);
+            let efforts = self.takes_effort(&info);
             let levels = anthropic::THOUGHT_LEVELS.iter().map(|(id, name, budget)| {
-                let description = if *budget == 0 {
-                    "No extended thinking".to_string()
-                } else {
-                    format!("Up to {budget} tokens of extended thinking per request")
+                let description = match (efforts, *budget) {
+                    (true, _) => format!("Reasoning effort `{}`", info.effort_for(id).unwrap_or("default")),
+                    (false, 0) => "No extended thinking".to_string(),
+                    (false, budget) => format!("Up to {budget} tokens of extended thinking per request"),
                 };
                 choice(id, name, Some(description))
             });

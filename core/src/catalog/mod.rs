@@ -251,10 +251,33 @@ impl ModelInfo {
         }
     }
 
-    /// Whether the thought-level picker applies: a model that takes a thinking budget on
-    /// Anthropic's API. (Effort levels for OpenAI's models arrive with the Responses API.)
+    /// Whether the thought-level picker sets a thinking budget: a model that takes one, on
+    /// Anthropic's API.
     pub fn takes_thinking_budget(&self, kind: ProviderKind) -> bool {
         kind == ProviderKind::Anthropic && self.reasoning == Reasoning::Budget
+    }
+
+    /// Whether the thought-level picker sets a reasoning effort: a model with effort levels,
+    /// spoken to where `reasoning.effort` / `reasoning_effort` is understood (`wire`: the
+    /// request's protocol; `openai_own`: OpenAI's own API).
+    pub fn takes_effort(&self, wire: ProviderKind, openai_own: bool) -> bool {
+        self.reasoning == Reasoning::Effort
+            && !self.efforts.is_empty()
+            && (wire == ProviderKind::OpenAiResponses || openai_own)
+    }
+
+    /// The effort a thought level asks of this model: `off` is the lowest it accepts, another
+    /// level itself if accepted, else the next accepted above it (else the highest).
+    pub fn effort_for(&self, level: &str) -> Option<&str> {
+        const ORDER: [&str; 6] = ["none", "minimal", "low", "medium", "high", "xhigh"];
+        let rank = |e: &str| ORDER.iter().position(|o| *o == e);
+        let first = self.efforts.first()?;
+        if level == "off" {
+            return Some(first);
+        }
+        let wanted = rank(level)?;
+        let above = self.efforts.iter().find(|e| rank(e).is_some_and(|r| r >= wanted));
+        above.or(self.efforts.last()).map(String::as_str)
     }
 }
 

@@ -117,3 +117,50 @@ fn thinking_is_offered_for_the_claude_models_that_take_a_budget() {
     }
     assert!(!info("claude-sonnet-4-5", ProviderKind::OpenAi).takes_thinking_budget(ProviderKind::OpenAi));
 }
+
+#[test]
+fn efforts_follow_the_thought_level_within_what_the_model_accepts() {
+    let codex = info("gpt-5-codex", ProviderKind::OpenAiResponses);
+    assert!(codex.responses_only);
+    assert!(codex.takes_effort(ProviderKind::OpenAiResponses, false));
+    assert!(!codex.takes_effort(ProviderKind::OpenAi, false), "a Chat Completions server of unknown kind gets none");
+    assert_eq!(
+        ["off", "low", "medium", "high"].map(|l| codex.effort_for(l)),
+        [Some("low"), Some("low"), Some("medium"), Some("high")]
+    );
+    let mini = info("gpt-5.1-codex-mini", ProviderKind::OpenAiResponses);
+    assert_eq!(
+        ["off", "low", "high"].map(|l| mini.effort_for(l)),
+        [Some("medium"), Some("medium"), Some("high")],
+        "low is not accepted: the next above it"
+    );
+    let gpt5 = info("gpt-5", ProviderKind::OpenAi);
+    assert_eq!(gpt5.effort_for("off"), Some("minimal"));
+    assert!(gpt5.takes_effort(ProviderKind::OpenAi, true), "OpenAI's own Chat Completions takes reasoning_effort");
+    assert_eq!(info("gpt-4o", ProviderKind::OpenAi).effort_for("high"), None, "no efforts, no effort");
+}
+
+#[test]
+fn codex_models_speak_responses_on_openai_s_own_api_only() {
+    use crate::provider::{ChatParams, Endpoint};
+    let params = |responses_only| ChatParams {
+        model: "m",
+        messages: &[],
+        tools: &[],
+        thinking_budget: 0,
+        max_output_tokens: 1,
+        images: false,
+        cache_key: None,
+        claude: false,
+        effort: None,
+        responses_only,
+    };
+    let endpoint = |base: &str| Endpoint { kind: ProviderKind::OpenAi, base_url: base.into(), api_key: None };
+    assert_eq!(endpoint("https://api.openai.com/v1").wire_for(&params(true)), ProviderKind::OpenAiResponses);
+    assert_eq!(endpoint("https://api.openai.com/v1").wire_for(&params(false)), ProviderKind::OpenAi);
+    assert_eq!(
+        endpoint("https://openrouter.ai/api/v1").wire_for(&params(true)),
+        ProviderKind::OpenAi,
+        "a proxy keeps its protocol"
+    );
+}

@@ -89,6 +89,8 @@ pub(super) struct ProviderSection {
     #[serde(default)]
     pub(super) models: Vec<String>,
     pub(super) max_retries: Option<u32>,
+    /// The longest one request's retries may wait in all, in seconds.
+    pub(super) max_retry_wait_secs: Option<u64>,
     pub(super) stall_timeout_secs: Option<u64>,
     /// Every model's context window in tokens, over the catalog's (`[models."<id>"]` for one).
     pub(super) context_window: Option<u64>,

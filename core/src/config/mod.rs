@@ -79,6 +79,8 @@ pub struct Config {
     pub forbidden_paths: Vec<PathBuf>,
     /// Retries of a model request on 429/5xx/connect errors.
     pub max_retries: u32,
+    /// The longest one request's retries may wait in all (each wait is at most a minute).
+    pub max_retry_wait: Duration,
     /// A model stream silent for this long is treated as failed.
     pub stall_timeout: Duration,
     /// `[provider] context_window`: every model's window (tokens), over the catalog's.
@@ -138,8 +140,18 @@ pub struct Prices {
 }
 
 impl Prices {
-    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input_per_mtok + output_tokens as f64 * self.output_per_mtok) / 1_000_000.0
+    /// What one request cost: uncached input at the input price, cache reads and writes at
+    /// theirs (the input price where unset), output at the output price.
+    pub fn cost(&self, usage: &crate::provider::TokenUsage) -> f64 {
+        let cached = usage.cache_read_tokens + usage.cache_write_tokens;
+        let uncached = usage.input_tokens.saturating_sub(cached) as f64;
+        let read = self.cache_read_per_mtok.unwrap_or(self.input_per_mtok);
+        let write = self.cache_write_per_mtok.unwrap_or(self.input_per_mtok);
+        (uncached * self.input_per_mtok
+            + usage.cache_read_tokens as f64 * read
+            + usage.cache_write_tokens as f64 * write
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
     }
 }
 
@@ -226,13 +238,20 @@ impl Config {
             || base_url.is_some()
             || api_key.is_some()
             || model.is_some()
-            || env.var("OPENAI_API_KEY").is_some();
+            || env.var("OPENAI_API_KEY").is_some()
+            || env.var("OPENAI_BASE_URL").is_some();
         let provider = if configured {
             let kind = kind.as_deref().map(str::parse).transpose()?.unwrap_or(ProviderKind::OpenAi);
             // Each provider's own variable is the fallback; an OpenAI key never goes to Anthropic.
             let api_key = api_key.or_else(|| match kind {
-                ProviderKind::OpenAi => env.var("OPENAI_API_KEY"),
+                ProviderKind::OpenAi | ProviderKind::OpenAiResponses => env.var("OPENAI_API_KEY"),
                 ProviderKind::Anthropic => env.var("ANTHROPIC_API_KEY"),
+            });
+            // The same for the base URL, as the providers' SDKs spell it (Anthropic's without
+            // `/v1`: `anthropic::api_root` takes either).
+            let base_url = base_url.or_else(|| match kind {
+                ProviderKind::OpenAi | ProviderKind::OpenAiResponses => env.var("OPENAI_BASE_URL"),
+                ProviderKind::Anthropic => env.var("ANTHROPIC_BASE_URL"),
             });
             let mut models = section.models.clone();
             let model = model.or_else(|| models.first().cloned());
@@ -273,6 +292,7 @@ impl Config {
             // Not the defaults' list: that one cannot name the credential stores under `home`.
             forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
             max_retries: section.max_retries.unwrap_or(defaults.max_retries),
+            max_retry_wait: section.max_retry_wait_secs.map(Duration::from_secs).unwrap_or(defaults.max_retry_wait),
             stall_timeout: secs(section.stall_timeout_secs, defaults.stall_timeout),
             prices: match (section.input_price_per_mtok, section.output_price_per_mtok) {
                 (None, None) => None,
@@ -346,7 +366,8 @@ impl Default for Config {
             max_subagents: 3,
             permission_timeout: Duration::from_secs(600),
             forbidden_paths: crate::tools::Jail::default_forbidden(None),
-            max_retries: 3,
+            max_retries: 6,
+            max_retry_wait: Duration::from_secs(180),
             stall_timeout: Duration::from_secs(120),
             context_window: None,
             prices: None,

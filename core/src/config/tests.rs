@@ -116,6 +116,32 @@ fn openai_keeps_its_key_fallback() {
 }
 
 #[test]
+fn base_urls_fall_back_to_the_providers_own_variables() {
+    let env = MapEnv(HashMap::from([
+        ("CORVID_PROVIDER", "anthropic"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:8088"),
+        ("OPENAI_BASE_URL", "http://openai.invalid/v1"),
+    ]));
+    let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(p.base_url, "http://127.0.0.1:8088", "Anthropic's variable for Anthropic, never OpenAI's");
+    // The config file's base URL wins over them, CORVID_BASE_URL over both.
+    let f = file("[provider]\nbase_url = \"http://file/v1\"\n");
+    let p = Config::resolve(f, &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(p.base_url, "http://file/v1");
+    let env =
+        MapEnv(HashMap::from([("OPENAI_BASE_URL", "http://vllm:8000/v1"), ("CORVID_BASE_URL", "http://corvid/v1")]));
+    let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(p.base_url, "http://corvid/v1");
+    let env = MapEnv(HashMap::from([("OPENAI_BASE_URL", "http://vllm:8000/v1")]));
+    let p = Config::resolve(FileConfig::default(), &env, None, None).expect("config").provider.expect("provider");
+    assert_eq!(
+        (p.kind, p.base_url.as_str()),
+        (ProviderKind::OpenAi, "http://vllm:8000/v1"),
+        "OPENAI_BASE_URL alone configures"
+    );
+}
+
+#[test]
 fn prices_and_budgets() {
     let f = file(
         "[provider]\nmodel = \"m\"\ninput_price_per_mtok = 3.0\noutput_price_per_mtok = 15.0\n\
@@ -124,7 +150,19 @@ fn prices_and_budgets() {
     let c = Config::resolve(f, &MapEnv(HashMap::new()), None, None).expect("config");
     let prices = c.prices.expect("prices");
     assert_eq!(prices.currency, "USD");
-    assert!((prices.cost(1_000_000, 100_000) - 4.5).abs() < 1e-9);
+    let used = |input, output, read, write| crate::provider::TokenUsage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+    };
+    assert!((prices.cost(&used(1_000_000, 100_000, 0, 0)) - 4.5).abs() < 1e-9);
+    // Cache rates unset: cached input costs what input costs.
+    assert!((prices.cost(&used(1_000_000, 100_000, 600_000, 0)) - 4.5).abs() < 1e-9);
+    let cached = Prices { cache_read_per_mtok: Some(0.3), cache_write_per_mtok: Some(3.75), ..prices.clone() };
+    // 200k uncached at 3, 600k read at 0.3, 200k written at 3.75, 100k out at 15.
+    let expected = (200_000.0 * 3.0 + 600_000.0 * 0.3 + 200_000.0 * 3.75 + 100_000.0 * 15.0) / 1e6;
+    assert!((cached.cost(&used(1_000_000, 100_000, 600_000, 200_000)) - expected).abs() < 1e-9);
     assert_eq!(c.budget, Budget { max_tokens: Some(1000), max_cost: Some(0.5) });
     let none = Config::resolve(FileConfig::default(), &MapEnv(HashMap::new()), None, None).expect("config");
     assert!(none.prices.is_none());

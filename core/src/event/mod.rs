@@ -261,6 +261,10 @@ pub struct Usage {
     pub cost: Option<Cost>,
     /// Every token the session has sent and received (what its budget counts).
     pub session_tokens: u64,
+    /// Of this request's input, the tokens read from and written to the provider's prompt
+    /// cache (under `_meta.corvid`; priced at their own rates in `cost`).
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Clone)]

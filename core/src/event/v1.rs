@@ -293,7 +293,12 @@ fn usage_update(usage: &Usage) -> acp::UsageUpdate {
         update = update.cost(acp::Cost::new(cost.amount, cost.currency.clone()));
     }
     let mut meta = serde_json::Map::new();
-    meta.insert("corvid".into(), serde_json::json!({ "sessionTokens": usage.session_tokens }));
+    let mut corvid = serde_json::json!({ "sessionTokens": usage.session_tokens });
+    if usage.cache_read_tokens + usage.cache_write_tokens > 0 {
+        corvid["cacheReadTokens"] = usage.cache_read_tokens.into();
+        corvid["cacheWriteTokens"] = usage.cache_write_tokens.into();
+    }
+    meta.insert("corvid".into(), corvid);
     update.meta(meta)
 }
 
@@ -418,10 +423,18 @@ mod tests {
             size: 1000,
             cost: Some(Cost { amount: 0.5, currency: "EUR".into() }),
             session_tokens: 900,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
         };
-        let v = rendered(&Event::Usage(usage));
+        let v = rendered(&Event::Usage(usage.clone()));
         assert_eq!((v["used"].as_u64(), v["size"].as_u64()), (Some(120), Some(1000)));
         assert_eq!(v["cost"]["currency"], "EUR");
         assert_eq!(v["_meta"]["corvid"]["sessionTokens"], 900);
+        assert!(v["_meta"]["corvid"].get("cacheReadTokens").is_none(), "no cache, no cache counts");
+        let v = rendered(&Event::Usage(Usage { cache_read_tokens: 80, cache_write_tokens: 20, ..usage }));
+        assert_eq!(
+            (v["_meta"]["corvid"]["cacheReadTokens"].as_u64(), v["_meta"]["corvid"]["cacheWriteTokens"].as_u64()),
+            (Some(80), Some(20))
+        );
     }
 }

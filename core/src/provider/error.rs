@@ -25,6 +25,10 @@ pub enum ProviderError {
     Truncated,
     #[error("model provider sent nothing for {0} s; giving up")]
     Stalled(u64),
+    /// The stream failed after part of the answer reached the client: it cannot be asked
+    /// again without showing it twice.
+    #[error("the model's answer broke off after {shown} characters had arrived: {source}")]
+    BrokeOff { shown: usize, source: Box<ProviderError> },
     #[error("model provider at {url} offers no models: set CORVID_MODEL")]
     NoModels { url: String },
     #[error("model provider at {url} could not list models ({reason}): set CORVID_MODEL")]
@@ -36,6 +40,11 @@ fn detail_suffix(detail: &Option<String>) -> String {
 }
 
 impl ProviderError {
+    /// A stream failure that asking again may cure (the server's trouble, not the request's).
+    pub fn worth_restarting(&self) -> bool {
+        matches!(self, ProviderError::StreamError(_) | ProviderError::Truncated | ProviderError::Stalled(_))
+    }
+
     /// Structured details for the JSON-RPC error's `data`.
     pub fn wire_data(&self) -> Value {
         match self {

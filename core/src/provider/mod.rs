@@ -1,5 +1,6 @@
 //! Model providers: OpenAI-compatible Chat Completions (OpenAI, OpenRouter, Ollama, vLLM,
-//! llama.cpp server, LM Studio) and the Anthropic Messages API, both streamed over SSE.
+//! llama.cpp server, LM Studio), OpenAI's Responses API and the Anthropic Messages API, all
+//! streamed over SSE.
 //!
 //! The agent talks to [`start_chat`] only; the endpoint's [`ProviderKind`] picks the wire
 //! format. The retry loop, error mapping and the stall-guarded stream are shared
@@ -11,6 +12,7 @@ mod error;
 mod fault;
 pub mod openai;
 mod request;
+mod responses;
 pub mod sse;
 mod stream;
 
@@ -19,7 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use error::ProviderError;
-pub use request::{Call, RetryPolicy, Started};
+pub use request::{Call, RetryPolicy, RetryWait, Started};
 pub use stream::ChatStream;
 
 /// Which wire protocol an endpoint speaks.
@@ -29,6 +31,10 @@ pub enum ProviderKind {
     OpenAi,
     /// Anthropic Messages (`POST {base}/messages`, `x-api-key`).
     Anthropic,
+    /// OpenAI Responses (`POST {base}/responses`, bearer key): OpenAI's codex models, and
+    /// reasoning carried through a tool loop. Chosen by itself for a model the catalog says
+    /// answers only there, on OpenAI's own API ([`ChatParams::responses_only`]).
+    OpenAiResponses,
 }
 
 impl ProviderKind {
@@ -36,13 +42,14 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAiResponses => "openai-responses",
         }
     }
 
     /// Where the provider's own API answers: the base URL when none is configured.
     pub fn default_base_url(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "https://api.openai.com/v1",
             ProviderKind::Anthropic => "https://api.anthropic.com/v1",
         }
     }
@@ -50,7 +57,7 @@ impl ProviderKind {
     /// Where the key comes from, for error hints.
     pub fn key_hint(self) -> &'static str {
         match self {
-            ProviderKind::OpenAi => "CORVID_API_KEY (or OPENAI_API_KEY)",
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => "CORVID_API_KEY (or OPENAI_API_KEY)",
             ProviderKind::Anthropic => "CORVID_API_KEY (or ANTHROPIC_API_KEY)",
         }
     }
@@ -60,7 +67,7 @@ impl ProviderKind {
 /// was given.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server) and `anthropic` (the Anthropic Messages API)"
+    "unsupported provider `{0}`: Corvid supports `openai` (any OpenAI-compatible Chat Completions server), `openai-responses` (OpenAI's Responses API) and `anthropic` (the Anthropic Messages API)"
 )]
 pub struct UnknownProvider(pub String);
 
@@ -72,6 +79,7 @@ impl std::str::FromStr for ProviderKind {
         match name {
             "openai" => Ok(ProviderKind::OpenAi),
             "anthropic" => Ok(ProviderKind::Anthropic),
+            "openai-responses" => Ok(ProviderKind::OpenAiResponses),
             other => Err(UnknownProvider(other.to_string())),
         }
     }
@@ -86,14 +94,34 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// `path` under the API's root (for Anthropic, with or without `/v1` in the base URL).
     pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+        let root = match self.kind {
+            ProviderKind::Anthropic => anthropic::api_root(&self.base_url),
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => self.base_url.trim_end_matches('/').to_string(),
+        };
+        format!("{root}/{}", path.trim_start_matches('/'))
+    }
+
+    /// The wire protocol a request speaks: the endpoint's, except that a model that answers
+    /// only on the Responses API gets it on OpenAI's own API.
+    pub fn wire_for(&self, params: &ChatParams<'_>) -> ProviderKind {
+        match self.kind {
+            ProviderKind::OpenAi if params.responses_only && self.is_openai_own() => ProviderKind::OpenAiResponses,
+            kind => kind,
+        }
+    }
+
+    /// Whether this is OpenAI's own API (which takes `prompt_cache_key`; other servers may
+    /// refuse an unknown field).
+    pub fn is_openai_own(&self) -> bool {
+        self.base_url.starts_with("https://api.openai.com/")
     }
 
     /// Adds the credentials (and, for Anthropic, the API version every request must name).
     pub fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match self.kind {
-            ProviderKind::OpenAi => match &self.api_key {
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => match &self.api_key {
                 Some(key) => req.bearer_auth(key),
                 None => req,
             },
@@ -120,6 +148,16 @@ pub struct ChatParams<'a> {
     pub max_output_tokens: u32,
     /// The model takes images: user messages carry their `images`.
     pub images: bool,
+    /// The session's id: the prompt-cache key where the server takes one (OpenAI's own API).
+    pub cache_key: Option<&'a str>,
+    /// The model is Claude: a Chat Completions route to it (OpenRouter) takes Anthropic's
+    /// cache marks.
+    pub claude: bool,
+    /// The reasoning effort to ask for (Responses, and OpenAI's own Chat Completions).
+    pub effort: Option<&'a str>,
+    /// The model answers only on the Responses API (per the catalog): on OpenAI's own API an
+    /// `openai` endpoint speaks Responses to it.
+    pub responses_only: bool,
 }
 
 /// Starts a streaming model request as `call` says (endpoint, retries, stall timeout).
@@ -131,10 +169,15 @@ pub async fn start_chat(
     cancel: &CancellationToken,
 ) -> Result<Started, ProviderError> {
     let endpoint = call.endpoint;
-    let wire = match endpoint.kind {
+    let wire = match endpoint.wire_for(params) {
+        ProviderKind::OpenAiResponses => request::Wire {
+            url: endpoint.url("responses"),
+            body: responses::request_body(params),
+            decoder: Box::new(responses::Decoder::default()),
+        },
         ProviderKind::OpenAi => request::Wire {
             url: endpoint.url("chat/completions"),
-            body: openai::request_body(params),
+            body: openai::request_body(params, endpoint.is_openai_own()),
             decoder: Box::new(openai::Decoder),
         },
         ProviderKind::Anthropic => request::Wire {
@@ -158,15 +201,23 @@ pub enum ModelEvent {
         name: Option<String>,
         arguments: String,
     },
-    Usage {
-        input_tokens: u64,
-        output_tokens: u64,
-    },
+    Usage(TokenUsage),
     /// A complete provider-specific reasoning block that must be sent back verbatim with the
     /// assistant message (Anthropic's `thinking` block with its signature, or
     /// `redacted_thinking`). Its text was already streamed as [`ModelEvent::Reasoning`].
     ReasoningBlock(Value),
     Finish(FinishReason),
+}
+
+/// What one request used. `input_tokens` is everything the request put in the context,
+/// cached or not (how full the window is); the cache counts are the parts of it read from and
+/// written to the provider's prompt cache, priced at their own rates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::error::truncate;
 use super::stream::{Decode, Events};
-use super::{ChatParams, FinishReason, ModelEvent, ProviderError, ToolCallRequest, ToolSpec};
+use super::{ChatParams, FinishReason, ModelEvent, ProviderError, TokenUsage, ToolCallRequest, ToolSpec};
 
 #[derive(Serialize)]
 struct ChatRequest<'a> {
@@ -16,6 +16,10 @@ struct ChatRequest<'a> {
     tools: &'a [ToolSpec],
     stream: bool,
     stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'a str>,
 }
 
 /// A [`super::ChatMessage`] as Chat Completions takes it (without the Anthropic-only fields).
@@ -36,8 +40,10 @@ struct StreamOptions {
 }
 
 /// The `POST {base}/chat/completions` body. The thinking budget does not apply here.
-pub(super) fn request_body(p: &ChatParams<'_>) -> Value {
-    let messages = p
+/// `openai_own`: the server is OpenAI's, which caches by `prompt_cache_key` (the session) and
+/// takes `reasoning_effort` (other servers may refuse fields they do not know).
+pub(super) fn request_body(p: &ChatParams<'_>, openai_own: bool) -> Value {
+    let mut messages: Vec<WireMessage> = p
         .messages
         .iter()
         .map(|m| WireMessage {
@@ -47,14 +53,44 @@ pub(super) fn request_body(p: &ChatParams<'_>) -> Value {
             tool_call_id: m.tool_call_id.as_deref(),
         })
         .collect();
+    if p.claude {
+        mark_cache(&mut messages);
+    }
     let body = ChatRequest {
         model: p.model,
         messages,
         tools: p.tools,
         stream: true,
         stream_options: StreamOptions { include_usage: true },
+        prompt_cache_key: p.cache_key.filter(|_| openai_own),
+        reasoning_effort: p.effort.filter(|_| openai_own),
     };
     serde_json::to_value(&body).unwrap_or(Value::Null)
+}
+
+/// Claude through Chat Completions (OpenRouter passes the marks on to Anthropic): the system
+/// prompt and the newest two messages carry a cache mark, as on the Messages API. A mark sits
+/// on a text part, so a marked message's text becomes one.
+fn mark_cache(messages: &mut [WireMessage<'_>]) {
+    let system = messages.iter().position(|m| m.role == "system");
+    let newest = messages.len().saturating_sub(2);
+    for (i, m) in messages.iter_mut().enumerate() {
+        if Some(i) != system && i < newest {
+            continue;
+        }
+        let mark = serde_json::json!({ "type": "ephemeral" });
+        match &mut m.content {
+            Value::String(text) if !text.is_empty() => {
+                m.content = serde_json::json!([{ "type": "text", "text": text, "cache_control": mark }]);
+            }
+            Value::Array(parts) => {
+                if let Some(last) = parts.last_mut() {
+                    last["cache_control"] = mark;
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A message's content: plain text, or `[text, image_url…]` parts when images go along.
@@ -132,6 +168,15 @@ struct UsageChunk {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// OpenAI (and llama.cpp, vLLM): the part of `prompt_tokens` read from the prompt cache.
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 impl Decode for Decoder {
@@ -175,7 +220,12 @@ impl Decode for Decoder {
             }
         }
         if let Some(u) = chunk.usage {
-            out.push(ModelEvent::Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens });
+            out.push(ModelEvent::Usage(TokenUsage {
+                input_tokens: u.prompt_tokens,
+                output_tokens: u.completion_tokens,
+                cache_read_tokens: u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0),
+                cache_write_tokens: 0,
+            }));
         }
     }
 }

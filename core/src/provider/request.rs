@@ -12,8 +12,21 @@ use super::{Endpoint, ProviderError, ProviderKind};
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     pub max_retries: u32,
+    /// The first backoff; each retry doubles it (with jitter) unless the server says when.
     pub base_delay: Duration,
+    /// The longest one wait, even when the server asks for more.
     pub max_delay: Duration,
+    /// The longest all of one request's waits together: past it the error stands.
+    pub max_total: Duration,
+}
+
+/// A wait before a retry, as it begins (the caller may tell the user about a long one).
+#[derive(Debug, Clone)]
+pub struct RetryWait {
+    pub delay: Duration,
+    /// The attempt that failed (1 = the first).
+    pub attempt: u32,
+    pub error: String,
 }
 
 /// How a model request goes out, whatever it asks: the HTTP client, the endpoint (URL and
@@ -24,6 +37,8 @@ pub struct Call<'a> {
     pub endpoint: &'a Endpoint,
     pub retry: RetryPolicy,
     pub stall_timeout: Duration,
+    /// Told of each wait before a retry.
+    pub waits: Option<&'a tokio::sync::mpsc::UnboundedSender<RetryWait>>,
 }
 
 /// What the endpoint's provider makes of one request: where it is posted, its body, and the
@@ -49,11 +64,12 @@ pub(super) async fn start(
     model: &str,
     cancel: &CancellationToken,
 ) -> Result<Started, ProviderError> {
-    let Call { http, endpoint, retry, stall_timeout } = call;
+    let Call { http, endpoint, retry, stall_timeout, waits } = call;
     let Wire { url, body, decoder } = wire;
     let url = url.as_str();
     let target = Target { kind: endpoint.kind, model, url };
     let mut attempt = 0;
+    let mut waited = Duration::ZERO;
     loop {
         let send = endpoint.authorize(http.post(url)).json(&body).send();
         let result = tokio::select! {
@@ -66,12 +82,7 @@ pub(super) async fn start(
                 return Ok(Started::Stream(ChatStream::new(resp, *stall_timeout, decoder)));
             }
             Ok(resp) => {
-                let retry_after = resp
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs);
+                let retry_after = retry_after(resp.headers(), std::time::SystemTime::now());
                 let status = resp.status();
                 let body = resp.text().await.unwrap_or_default();
                 if let Some(limit) = context_too_long(status.as_u16(), &body) {
@@ -97,8 +108,16 @@ pub(super) async fn start(
         if attempt >= retry.max_retries {
             return Err(error);
         }
-        let delay = retry_after.unwrap_or(retry.base_delay * 2u32.saturating_pow(attempt)).min(retry.max_delay);
+        let delay = retry_after.unwrap_or_else(|| backoff(retry.base_delay, attempt)).min(retry.max_delay);
+        if waited + delay > retry.max_total {
+            tracing::warn!(error = %error, waited_ms = waited.as_millis() as u64, "model request failed; retries have waited long enough");
+            return Err(error);
+        }
+        waited += delay;
         tracing::warn!(error = %error, attempt, delay_ms = delay.as_millis() as u64, "model request failed; retrying");
+        if let Some(waits) = waits {
+            let _ = waits.send(RetryWait { delay, attempt: attempt + 1, error: error.to_string() });
+        }
         tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(Started::Cancelled),
@@ -106,6 +125,31 @@ pub(super) async fn start(
         }
         attempt += 1;
     }
+}
+
+/// When the server asks for the retry: `retry-after-ms` (OpenAI's), else `Retry-After` in
+/// seconds or as an HTTP date (`now` is the clock it is measured from).
+fn retry_after(headers: &reqwest::header::HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()).filter(|ms| ms.is_finite()) {
+        return Some(Duration::from_secs_f64(ms.clamp(0.0, 86_400_000.0) / 1000.0));
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>()
+        && secs.is_finite()
+    {
+        return Some(Duration::from_secs_f64(secs.clamp(0.0, 86_400.0)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Exponential backoff with ±25 % jitter, so clients that failed together do not retry
+/// together. The randomness comes from a v4 UUID (already a dependency) rather than a new crate.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(2u32.saturating_pow(attempt));
+    let unit = (uuid::Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0; // [0, 1)
+    exp.mul_f64(0.75 + unit * 0.5)
 }
 
 /// The provider's own explanation from an error body: OpenAI's `{"error":{"message"}}`,
@@ -158,6 +202,35 @@ fn status_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_in_milliseconds_seconds_or_a_date() {
+        use reqwest::header::{HeaderMap, HeaderValue};
+        let now = httpdate::parse_http_date("Sat, 05 Dec 2026 12:00:00 GMT").expect("date");
+        let of = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, HeaderValue::from_str(v).expect("value"));
+            }
+            retry_after(&h, now)
+        };
+        assert_eq!(of(&[("retry-after", "7")]), Some(Duration::from_secs(7)));
+        assert_eq!(of(&[("retry-after", "1.5")]), Some(Duration::from_millis(1500)));
+        assert_eq!(of(&[("retry-after", "Sat, 05 Dec 2026 12:00:30 GMT")]), Some(Duration::from_secs(30)));
+        assert_eq!(of(&[("retry-after", "Sat, 05 Dec 2026 11:00:00 GMT")]), Some(Duration::ZERO), "a past date: now");
+        assert_eq!(of(&[("retry-after-ms", "250"), ("retry-after", "9")]), Some(Duration::from_millis(250)));
+        assert_eq!(of(&[("retry-after", "soon")]), None);
+        assert_eq!(of(&[]), None);
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter() {
+        for attempt in 0..5 {
+            let d = backoff(Duration::from_millis(400), attempt).as_secs_f64();
+            let exp = 0.4 * 2f64.powi(attempt as i32);
+            assert!(d >= exp * 0.75 && d <= exp * 1.25, "attempt {attempt}: {d}");
+        }
+    }
 
     #[test]
     fn anthropic_error_bodies_become_the_detail() {

@@ -9,9 +9,12 @@ use crate::agent::accounting;
 use crate::agent::error::AgentError;
 use crate::event::Event;
 use crate::provider::{
-    Call, ChatMessage, ChatParams, FinishReason, FunctionCall, ModelEvent, RetryPolicy, Started, ToolCallRequest,
-    ToolSpec, start_chat,
+    Call, ChatMessage, ChatParams, ChatStream, FinishReason, FunctionCall, ModelEvent, ProviderError, RetryPolicy,
+    RetryWait, Started, ToolCallRequest, ToolSpec, start_chat,
 };
+
+/// A wait before a retry from which on the client is told (shorter ones pass unremarked).
+const LONG_WAIT: Duration = Duration::from_secs(5);
 
 /// How a streamed answer's text is shown.
 #[derive(Clone, Copy)]
@@ -56,12 +59,7 @@ impl Turn {
         request: ModelRequest<'_>,
         text: &mut String,
     ) -> Result<Option<Step>, AgentError> {
-        let retry = RetryPolicy {
-            max_retries: self.config.max_retries,
-            base_delay: Duration::from_millis(250),
-            max_delay: Duration::from_secs(8),
-        };
-        let source = &self.session.source;
+        let effort = self.session.reasoning_effort(request.model);
         let params = ChatParams {
             model: request.model,
             messages: request.messages,
@@ -69,18 +67,21 @@ impl Turn {
             thinking_budget: self.session.thinking_budget(request.model),
             max_output_tokens: request.max_output_tokens,
             images: request.info.images,
+            cache_key: Some(&self.session.id),
+            claude: request.info.family == crate::catalog::Family::Claude,
+            effort: effort.as_deref(),
+            responses_only: request.info.responses_only,
         };
-        let call =
-            Call { http: &self.http, endpoint: &source.endpoint, retry, stall_timeout: self.config.stall_timeout };
-        let started = start_chat(&call, &params, &self.cancel).await?;
-        let mut stream = match started {
-            Started::Stream(s) => s,
-            Started::Cancelled => return Ok(None),
-        };
+        let Some(mut stream) = self.start_stream(&params).await? else { return Ok(None) };
         let message_id = uuid::Uuid::new_v4().to_string();
         let thought_id = uuid::Uuid::new_v4().to_string();
         let mut step = Step { tool_calls: Vec::new(), finish: None, thinking: Vec::new(), input_tokens: None };
         let mut fragments = Fragments::new();
+        // What reached the client (text or thoughts): a stream that fails before any is
+        // started again (the answer is simply asked once more); one that fails after cannot be.
+        let mut shown = 0usize;
+        let text_before = text.len();
+        let mut restarts = 0;
         loop {
             let event = tokio::select! {
                 biased;
@@ -89,8 +90,27 @@ impl Turn {
             };
             let update = match event {
                 None => break,
+                Some(Err(e)) if shown == 0 && restarts < self.config.max_retries && e.worth_restarting() => {
+                    restarts += 1;
+                    tracing::warn!(error = %e, restarts, "the model's stream failed before anything was shown; asking again");
+                    text.truncate(text_before);
+                    (step.thinking, fragments) = (Vec::new(), Fragments::new());
+                    let pause = tokio::time::sleep(Duration::from_millis(250 * u64::from(restarts)));
+                    tokio::select! {
+                        biased;
+                        () = self.cancel.cancelled() => return Ok(None),
+                        () = pause => {}
+                    }
+                    let Some(again) = self.start_stream(&params).await? else { return Ok(None) };
+                    stream = again;
+                    continue;
+                }
+                Some(Err(e)) if shown > 0 => {
+                    return Err(AgentError::from(ProviderError::BrokeOff { shown, source: Box::new(e) }));
+                }
                 Some(Err(e)) => return Err(AgentError::from(e)),
                 Some(Ok(ModelEvent::Text(t))) => {
+                    shown += t.chars().count();
                     text.push_str(&t);
                     match request.text_as {
                         TextAs::Message => Event::MessageChunk { message_id: message_id.clone(), text: t },
@@ -98,7 +118,10 @@ impl Turn {
                         TextAs::Silent => continue,
                     }
                 }
-                Some(Ok(ModelEvent::Reasoning(r))) => Event::ThoughtChunk { message_id: thought_id.clone(), text: r },
+                Some(Ok(ModelEvent::Reasoning(r))) => {
+                    shown += r.chars().count();
+                    Event::ThoughtChunk { message_id: thought_id.clone(), text: r }
+                }
                 Some(Ok(ModelEvent::Finish(reason))) => {
                     step.finish = Some(reason);
                     continue;
@@ -107,10 +130,10 @@ impl Turn {
                     step.thinking.push(block);
                     continue;
                 }
-                Some(Ok(ModelEvent::Usage { input_tokens, output_tokens })) => {
-                    self.count_tokens(input_tokens, output_tokens);
-                    step.input_tokens = Some(input_tokens);
-                    Event::Usage(accounting::record(&self.session, request.info, input_tokens, output_tokens))
+                Some(Ok(ModelEvent::Usage(used))) => {
+                    self.count_tokens(used.input_tokens, used.output_tokens);
+                    step.input_tokens = Some(used.input_tokens);
+                    Event::Usage(accounting::record(&self.session, request.info, &used))
                 }
                 Some(Ok(ModelEvent::ToolCallDelta { index, id, name, arguments })) => {
                     let entry = fragments.entry(index).or_default();
@@ -135,6 +158,52 @@ impl Turn {
         }
         step.tool_calls = self.assemble(fragments);
         Ok(Some(step))
+    }
+
+    /// Starts the request, retried as the config says; a long wait before a retry is told to
+    /// the client as a notice while it lasts. `None` when the turn was cancelled.
+    async fn start_stream(&self, params: &ChatParams<'_>) -> Result<Option<ChatStream>, AgentError> {
+        let retry = RetryPolicy {
+            max_retries: self.config.max_retries,
+            base_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(60),
+            max_total: self.config.max_retry_wait,
+        };
+        let (waits, mut waiting) = tokio::sync::mpsc::unbounded_channel();
+        let call = Call {
+            http: &self.http,
+            endpoint: &self.session.source.endpoint,
+            retry,
+            stall_timeout: self.config.stall_timeout,
+            waits: Some(&waits),
+        };
+        let start = start_chat(&call, params, &self.cancel);
+        tokio::pin!(start);
+        let started = loop {
+            tokio::select! {
+                started = &mut start => break started?,
+                Some(wait) = waiting.recv() => self.tell_wait(&wait).await,
+            }
+        };
+        Ok(match started {
+            Started::Stream(s) => Some(s),
+            Started::Cancelled => None,
+        })
+    }
+
+    /// A wait the user would notice (a few seconds or more), with why and how long.
+    async fn tell_wait(&self, wait: &RetryWait) {
+        if wait.delay < LONG_WAIT {
+            return;
+        }
+        let description = format!(
+            "{}. Trying again in {} s (attempt {} of {}).",
+            wait.error,
+            wait.delay.as_secs_f64().round(),
+            wait.attempt + 1,
+            self.config.max_retries + 1
+        );
+        self.emit(Event::Notice { title: "Waiting for the model provider".into(), description }).await;
     }
 
     /// The tool calls of a finished stream, with ids for those the model left without one.

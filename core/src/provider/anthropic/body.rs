@@ -8,13 +8,19 @@ use crate::provider::{ChatMessage, ChatParams, Role};
 /// Tokens left for the answer, at least, when thinking shares `max_tokens` with it.
 const MIN_ANSWER: u32 = 4096;
 
-/// The `POST {base}/messages` body.
+/// Prompt-cache marks on the newest messages: with the one on the prefix, three of the four
+/// a request may carry.
+const MARKED_MESSAGES: usize = 2;
+
+/// The `POST {base}/messages` body, with prompt-cache marks (see [`mark_cache`]).
 pub(in crate::provider) fn request_body(p: &ChatParams<'_>) -> Value {
     let system: Vec<&str> = p.messages.iter().filter(|m| m.role == Role::System).map(|m| m.content.as_str()).collect();
     let thinking = p.thinking_budget > 0 && thinking_can_continue(p.messages);
     if p.thinking_budget > 0 && !thinking {
         tracing::debug!("thinking is off for this request: it continues a tool loop begun without thinking");
     }
+    let mut messages = messages(p.messages, thinking, p.images);
+    mark_cache(&mut messages);
     let mut body = json!({
         "model": p.model,
         // With thinking on, the budget is part of max_tokens and must stay below it: a limit
@@ -25,16 +31,18 @@ pub(in crate::provider) fn request_body(p: &ChatParams<'_>) -> Value {
             true => p.thinking_budget + p.max_output_tokens,
             false => p.max_output_tokens,
         },
-        "messages": messages(p.messages, thinking, p.images),
+        "messages": messages,
         "stream": true,
     });
     let obj = body.as_object_mut().expect("an object");
     let system = system.join("\n\n");
-    if !system.trim().is_empty() {
-        obj.insert("system".into(), Value::String(system));
+    let has_system = !system.trim().is_empty();
+    if has_system {
+        // As a block, to carry the prefix's cache mark (it covers the tools before it).
+        obj.insert("system".into(), json!([{ "type": "text", "text": system, "cache_control": ephemeral() }]));
     }
     if !p.tools.is_empty() {
-        let tools: Vec<Value> = p
+        let mut tools: Vec<Value> = p
             .tools
             .iter()
             .map(|t| {
@@ -45,12 +53,35 @@ pub(in crate::provider) fn request_body(p: &ChatParams<'_>) -> Value {
                 })
             })
             .collect();
+        if !has_system && let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
         obj.insert("tools".into(), Value::Array(tools));
     }
     if thinking {
         obj.insert("thinking".into(), json!({ "type": "enabled", "budget_tokens": p.thinking_budget }));
     }
     body
+}
+
+/// Anthropic's cache mark: the prefix up to and including the marked block is cached (five
+/// minutes, renewed by each hit).
+fn ephemeral() -> Value {
+    json!({ "type": "ephemeral" })
+}
+
+/// Marks the last block of the newest [`MARKED_MESSAGES`] messages, so every request of a
+/// tool loop reads the previous request's prefix from the cache and writes its own: the
+/// prefix's mark (system, or the last tool) is set by the caller. Thinking blocks cannot
+/// carry a mark; the block before them does.
+fn mark_cache(messages: &mut [Value]) {
+    for message in messages.iter_mut().rev().take(MARKED_MESSAGES) {
+        let Some(blocks) = message.get_mut("content").and_then(Value::as_array_mut) else { continue };
+        let markable = blocks.iter_mut().rev().find(|b| !is_thinking_block(b));
+        if let Some(block) = markable {
+            block["cache_control"] = ephemeral();
+        }
+    }
 }
 
 /// With thinking on, Anthropic requires the assistant message that a tool loop continues from
@@ -62,7 +93,7 @@ fn thinking_can_continue(messages: &[ChatMessage]) -> bool {
     messages[last_user_text..]
         .iter()
         .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
-        .all(|m| !m.thinking.is_empty())
+        .all(|m| m.thinking.iter().any(is_thinking_block))
 }
 
 /// The history as Anthropic messages: roles alternate (tool results and the user's next text
@@ -95,7 +126,11 @@ fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value>
             }
             Role::Assistant => {
                 // Thinking blocks go back only on requests that think: they are signed for it.
-                let mut blocks: Vec<Value> = if thinking { m.thinking.clone() } else { Vec::new() };
+                // (Only Anthropic's own: another API's reasoning items mean nothing here.)
+                let mut blocks: Vec<Value> = match thinking {
+                    true => m.thinking.iter().filter(|b| is_thinking_block(b)).cloned().collect(),
+                    false => Vec::new(),
+                };
                 blocks.extend(text_block(&m.content));
                 for call in &m.tool_calls {
                     let input = serde_json::from_str::<Value>(&call.function.arguments)
@@ -117,6 +152,10 @@ fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value>
         }
     }
     out.into_iter().map(|(role, content)| json!({ "role": role, "content": content })).collect()
+}
+
+fn is_thinking_block(block: &Value) -> bool {
+    matches!(block.get("type").and_then(Value::as_str), Some("thinking" | "redacted_thinking"))
 }
 
 /// A text block, unless the text is blank (Anthropic rejects empty and whitespace-only ones).
@@ -145,6 +184,10 @@ mod tests {
             thinking_budget: budget,
             max_output_tokens: 8192,
             images: false,
+            cache_key: None,
+            claude: true,
+            effort: None,
+            responses_only: false,
         }
     }
 
@@ -163,7 +206,10 @@ mod tests {
             ChatMessage::assistant("  ", vec![]),
         ];
         let body = request_body(&params(&history, 0));
-        assert_eq!(body["system"], "be brief");
+        assert_eq!(
+            body["system"],
+            json!([{ "type": "text", "text": "be brief", "cache_control": { "type": "ephemeral" } }])
+        );
         assert_eq!(body["max_tokens"], 8192);
         assert!(body.get("thinking").is_none());
         assert_eq!(
@@ -172,15 +218,27 @@ mod tests {
                 { "role": "user", "content": [{ "type": "text", "text": "read two files" }] },
                 { "role": "assistant", "content": [
                     { "type": "tool_use", "id": "a", "name": "read_file", "input": { "path": "x" } },
-                    { "type": "tool_use", "id": "b", "name": "read_file", "input": {} },
+                    { "type": "tool_use", "id": "b", "name": "read_file", "input": {}, "cache_control": { "type": "ephemeral" } },
                 ]},
                 { "role": "user", "content": [
                     { "type": "tool_result", "tool_use_id": "a", "content": "X" },
                     { "type": "tool_result", "tool_use_id": "b" },
-                    { "type": "text", "text": "and now?" },
+                    { "type": "text", "text": "and now?", "cache_control": { "type": "ephemeral" } },
                 ]},
             ])
         );
+    }
+
+    #[test]
+    fn without_a_system_prompt_the_last_tool_carries_the_prefix_mark() {
+        let tools = vec![crate::tools::spec("a", "A", json!({})), crate::tools::spec("b", "B", json!({}))];
+        let history = vec![ChatMessage::user("hi")];
+        let body = request_body(&ChatParams { tools: &tools, ..params(&history, 0) });
+        assert!(body.get("system").is_none());
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(body["tools"][1]["cache_control"]["type"], "ephemeral");
+        let marks = body.to_string().matches("cache_control").count();
+        assert_eq!(marks, 2, "the last tool and the one message");
     }
 
     #[test]
@@ -197,7 +255,8 @@ mod tests {
             24576 + 8192,
             "a smaller one gets the budget on top"
         );
-        assert_eq!(body["messages"][1]["content"][0], block);
+        assert_eq!(body["messages"][1]["content"][0], block, "a thinking block goes back as it came, unmarked");
+        assert_eq!(body["messages"][1]["content"][2]["cache_control"]["type"], "ephemeral");
         // A loop begun without thinking continues without it.
         let history = vec![
             ChatMessage::user("go"),

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::provider::error::truncate;
 use crate::provider::stream::{Decode, Events};
-use crate::provider::{FinishReason, ModelEvent, ProviderError};
+use crate::provider::{FinishReason, ModelEvent, ProviderError, TokenUsage};
 
 /// One streamed event; the payload's `type` mirrors the SSE `event:` name.
 #[derive(Deserialize)]
@@ -68,11 +68,27 @@ struct Usage {
     cache_read_input_tokens: Option<u64>,
 }
 
+impl Usage {
+    /// The input side: `input_tokens` counts only what was neither read from nor written to
+    /// the cache, so the context holds all three.
+    fn input(&self) -> TokenUsage {
+        let read = self.cache_read_input_tokens.unwrap_or(0);
+        let write = self.cache_creation_input_tokens.unwrap_or(0);
+        TokenUsage {
+            input_tokens: self.input_tokens + read + write,
+            output_tokens: 0,
+            cache_read_tokens: read,
+            cache_write_tokens: write,
+        }
+    }
+}
+
 /// Decodes a Messages stream. Thinking blocks are collected (text and signature) so they can
 /// be sent back with the assistant message.
 #[derive(Default)]
 pub(in crate::provider) struct Decoder {
-    input_tokens: u64,
+    /// The request's input as `message_start` counted it (cache reads and writes included).
+    usage: TokenUsage,
     /// Open thinking blocks by index.
     thinking: HashMap<u32, Value>,
 }
@@ -89,10 +105,7 @@ impl Decode for Decoder {
         match event {
             Event::MessageStart { message } => {
                 if let Some(u) = message.usage {
-                    // Everything the request put in the context, cached or not.
-                    self.input_tokens = u.input_tokens
-                        + u.cache_creation_input_tokens.unwrap_or(0)
-                        + u.cache_read_input_tokens.unwrap_or(0);
+                    self.usage = u.input();
                 }
             }
             Event::ContentBlockStart { index, content_block } => {
@@ -168,7 +181,11 @@ impl Decode for Decoder {
             }
             Event::MessageDelta { delta, usage } => {
                 if let Some(u) = usage {
-                    out.push(ModelEvent::Usage { input_tokens: self.input_tokens, output_tokens: u.output_tokens });
+                    // Newer servers repeat the input counts here (the final ones); older ones
+                    // and llama.cpp give only the output.
+                    let input = u.input();
+                    let usage = if input.input_tokens > 0 { input } else { self.usage };
+                    out.push(ModelEvent::Usage(TokenUsage { output_tokens: u.output_tokens, ..usage }));
                 }
                 if let Some(reason) = delta.stop_reason {
                     out.finished();
@@ -236,7 +253,12 @@ mod tests {
                     arguments: String::new()
                 },
                 ModelEvent::ToolCallDelta { index: 2, id: None, name: None, arguments: "{\"pa".into() },
-                ModelEvent::Usage { input_tokens: 15, output_tokens: 7 },
+                ModelEvent::Usage(TokenUsage {
+                    input_tokens: 15,
+                    output_tokens: 7,
+                    cache_read_tokens: 5,
+                    cache_write_tokens: 0
+                }),
                 ModelEvent::Finish(FinishReason::ToolCalls),
             ]
         );
