@@ -165,6 +165,30 @@ test("an unreachable provider is reported with its URL", () =>
     assert.match(r.error.message, /could not connect to the model provider at http:\/\/127.0.0.1:9\/v1\/chat\/completions/);
   }));
 
+test("round-trips: Gemini's thought signature goes back with its tool call; reasoning_content goes back to models that want it", async () => {
+  const signature = { google: { thought_signature: "sig-GEMINI-1" } };
+  const loop = (marker) =>
+    fake.script(marker, {
+      steps: [
+        { chunks: [{ reasoning: "Check the folder." }], toolCalls: [{ name: "list_directory", id: "call_ls", arguments: { path: "." }, extra_content: signature }] },
+        { chunks: [{ content: "empty enough" }] },
+      ],
+    });
+  const second = (marker) => fake.requests.filter((r) => r.api === "openai" && JSON.stringify(r.body.messages).includes(marker))[1].body.messages;
+  for (const model of ["gemini-3-pro-preview", "deepseek-reasoner"]) {
+    await withAgent(agentEnv({ fake, model }), async (agent) => {
+      const marker = `ROUNDTRIP-${model}`;
+      loop(marker);
+      const r = await promptOnce(agent, marker);
+      assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r.error));
+      const assistant = second(marker).find((m) => m.role === "assistant");
+      assert.deepEqual(assistant.tool_calls[0].extra_content, signature, `${model}: the signature goes back as it came`);
+      if (model === "deepseek-reasoner") assert.equal(assistant.reasoning_content, "Check the folder.", "the catalog says it wants its reasoning back");
+      else assert.equal(assistant.reasoning_content, undefined, "a model that does not ask for it is not sent its reasoning");
+    });
+  }
+});
+
 test("finish reasons map to stop reasons", () =>
   withAgent(agentEnv({ fake }), async (agent) => {
     fake.script("TOO-LONG", { chunks: [{ content: "..." }], finish: "length" });

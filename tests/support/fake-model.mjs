@@ -147,11 +147,15 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     // Every complete response reports 10 prompt + 5 completion tokens.
     const usage = `data: ${JSON.stringify({ id: "c1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })}\n\n`;
     if (spec.toolCalls) {
-      // Tool calls arrive as deltas: id and name first, then the arguments in two pieces.
+      // Reasoning first (as `reasoning_content`), if scripted; then the tool calls as deltas:
+      // id and name first (with a call's `extra_content`, as Gemini sends its thought
+      // signature), then the arguments in two pieces.
+      for (const c of (spec.chunks ?? []).filter((c) => c.reasoning !== undefined)) res.write(frame({ reasoning_content: c.reasoning }));
       spec.toolCalls.forEach((call, index) => {
         const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {});
         const half = Math.floor(args.length / 2);
-        res.write(frame({ tool_calls: [{ index, id: call.id ?? `call_${index}`, type: "function", function: { name: call.name, arguments: "" } }] }));
+        const extra = call.extra_content ? { extra_content: call.extra_content } : {};
+        res.write(frame({ tool_calls: [{ index, id: call.id ?? `call_${index}`, type: "function", function: { name: call.name, arguments: "" }, ...extra }] }));
         res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
         res.write(frame({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
       });

@@ -152,6 +152,7 @@ fn codex_models_speak_responses_on_openai_s_own_api_only() {
         images: false,
         cache_key: None,
         claude: false,
+        send_reasoning: false,
         effort: None,
         responses_only,
     };

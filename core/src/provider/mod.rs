@@ -153,6 +153,8 @@ pub struct ChatParams<'a> {
     /// The model is Claude: a Chat Completions route to it (OpenRouter) takes Anthropic's
     /// cache marks.
     pub claude: bool,
+    /// The model wants its `reasoning_content` back in a tool loop (per the catalog).
+    pub send_reasoning: bool,
     /// The reasoning effort to ask for (Responses, and OpenAI's own Chat Completions).
     pub effort: Option<&'a str>,
     /// The model answers only on the Responses API (per the catalog): on OpenAI's own API an
@@ -178,7 +180,7 @@ pub async fn start_chat(
         ProviderKind::OpenAi => request::Wire {
             url: endpoint.url("chat/completions"),
             body: openai::request_body(params, endpoint.is_openai_own()),
-            decoder: Box::new(openai::Decoder),
+            decoder: Box::new(openai::Decoder::default()),
         },
         ProviderKind::Anthropic => request::Wire {
             url: endpoint.url("messages"),
@@ -202,9 +204,17 @@ pub enum ModelEvent {
         arguments: String,
     },
     Usage(TokenUsage),
+    /// What the provider attached to a tool call, to go back with it (Gemini's thought
+    /// signature: [`ToolCallRequest::extra_content`]).
+    ToolCallExtra {
+        index: u32,
+        extra: Value,
+    },
     /// A complete provider-specific reasoning block that must be sent back verbatim with the
     /// assistant message (Anthropic's `thinking` block with its signature, or
-    /// `redacted_thinking`). Its text was already streamed as [`ModelEvent::Reasoning`].
+    /// `redacted_thinking`; a Responses `reasoning` item; a Chat Completions server's
+    /// `reasoning_content`, as `{"type": "reasoning_content", "text"}`). Its text was already
+    /// streamed as [`ModelEvent::Reasoning`].
     ReasoningBlock(Value),
     Finish(FinishReason),
 }
@@ -331,6 +341,11 @@ pub struct ToolCallRequest {
     #[serde(rename = "type", default = "function_type")]
     pub kind: String,
     pub function: FunctionCall,
+    /// What the provider attached to the call and needs back with it: Gemini's
+    /// `{"google": {"thought_signature": …}}` (its OpenAI-compatible API refuses the next
+    /// request of a tool loop without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_content: Option<Value>,
 }
 
 fn function_type() -> String {

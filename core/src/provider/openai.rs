@@ -28,6 +28,9 @@ struct WireMessage<'a> {
     role: &'static str,
     /// A string, or text + image parts for a user message with images.
     content: Value,
+    /// The assistant's reasoning, back to a server that wants it in a tool loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<String>,
     #[serde(skip_serializing_if = "<[ToolCallRequest]>::is_empty")]
     tool_calls: &'a [ToolCallRequest],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,6 +52,7 @@ pub(super) fn request_body(p: &ChatParams<'_>, openai_own: bool) -> Value {
         .map(|m| WireMessage {
             role: m.role.as_str(),
             content: content(m, p.images),
+            reasoning_content: p.send_reasoning.then(|| reasoning_of(m)).flatten(),
             tool_calls: &m.tool_calls,
             tool_call_id: m.tool_call_id.as_deref(),
         })
@@ -93,6 +97,20 @@ fn mark_cache(messages: &mut [WireMessage<'_>]) {
     }
 }
 
+/// The `reasoning_content` blocks kept with an assistant message, as one text.
+fn reasoning_of(m: &super::ChatMessage) -> Option<String> {
+    let texts: Vec<&str> = m
+        .thinking
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some(REASONING_CONTENT))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    (!texts.is_empty()).then(|| texts.concat())
+}
+
+/// The type of the reasoning block this decoder keeps (see [`ModelEvent::ReasoningBlock`]).
+const REASONING_CONTENT: &str = "reasoning_content";
+
 /// A message's content: plain text, or `[text, image_url…]` parts when images go along.
 fn content(m: &super::ChatMessage, images: bool) -> Value {
     if !images || m.images.is_empty() {
@@ -108,9 +126,12 @@ fn content(m: &super::ChatMessage, images: bool) -> Value {
     Value::Array(parts)
 }
 
-/// Decodes `chat.completion.chunk` payloads.
+/// Decodes `chat.completion.chunk` payloads. The reasoning text is also kept whole, to go
+/// back with the message to servers that want it (`ChatParams::send_reasoning`).
 #[derive(Default)]
-pub(super) struct Decoder;
+pub(super) struct Decoder {
+    reasoning: String,
+}
 
 #[derive(Deserialize)]
 struct Chunk {
@@ -150,6 +171,9 @@ struct ToolCallChunk {
     index: u32,
     #[serde(default)]
     id: Option<String>,
+    /// Gemini: `{"google": {"thought_signature": …}}`, needed back with the call.
+    #[serde(default)]
+    extra_content: Option<Value>,
     #[serde(default)]
     function: Option<FunctionChunk>,
 }
@@ -202,6 +226,7 @@ impl Decode for Decoder {
         for choice in chunk.choices {
             let delta = choice.delta.unwrap_or_default();
             if let Some(r) = delta.reasoning_content.or(delta.reasoning).filter(|s| !s.is_empty()) {
+                self.reasoning.push_str(&r);
                 out.push(ModelEvent::Reasoning(r));
             }
             if let Some(t) = delta.content.filter(|s| !s.is_empty()) {
@@ -213,8 +238,17 @@ impl Decode for Decoder {
                     None => (None, String::new()),
                 };
                 out.push(ModelEvent::ToolCallDelta { index: tc.index, id: tc.id, name, arguments });
+                if let Some(extra) = tc.extra_content {
+                    out.push(ModelEvent::ToolCallExtra { index: tc.index, extra });
+                }
             }
             if let Some(reason) = choice.finish_reason {
+                if !self.reasoning.is_empty() {
+                    let text = std::mem::take(&mut self.reasoning);
+                    out.push(ModelEvent::ReasoningBlock(
+                        serde_json::json!({ "type": REASONING_CONTENT, "text": text }),
+                    ));
+                }
                 out.finished();
                 out.push(ModelEvent::Finish(FinishReason::parse(&reason)));
             }

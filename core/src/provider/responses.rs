@@ -247,6 +247,7 @@ mod tests {
                 id: "call_1".into(),
                 kind: "function".into(),
                 function: FunctionCall { name: "read_file".into(), arguments: r#"{"path":"a"}"#.into() },
+                extra_content: None,
             }],
         );
         let reasoning = json!({ "type": "reasoning", "summary": [], "encrypted_content": "ENC" });
@@ -268,6 +269,7 @@ mod tests {
             images: false,
             cache_key: Some("sess-1"),
             claude: false,
+            send_reasoning: false,
             effort: Some("low"),
             responses_only: true,
         });

@@ -98,7 +98,7 @@ pub(super) async fn open_as(path: &Path, promised: bool) -> Result<SqlitePool, S
             MIGRATOR.run(&pool).await.map_err(|source| StoreError::Migrate { location: location.clone(), source })?;
         }
         stamp(&pool).await;
-        fold_log(&pool);
+        fold_log(&pool).await;
     }
     drop(lock);
     tracing::debug!(
@@ -215,11 +215,19 @@ async fn stamp(pool: &SqlitePool) {
 /// Folds the log into the file and empties it, in the background, after a start that had to
 /// check the file: the headers from before the stamp stay in the log until then, and a process
 /// killed before any checkpoint (editors that drop their agent kill it) would leave them for
-/// every later start to find, and check again.
-fn fold_log(pool: &SqlitePool) {
-    let pool = pool.clone();
+/// every later start to find, and check again. The connection is taken before the task
+/// starts, so a pool closed at once still waits for the fold (a task that had not yet asked
+/// for one found the pool closed, and the log kept its old headers).
+async fn fold_log(pool: &SqlitePool) {
+    let mut conn = match pool.acquire().await {
+        Ok(conn) => conn,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot fold the log in after the schema check; a later start checks again");
+            return;
+        }
+    };
     tokio::spawn(async move {
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&pool).await {
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await {
             tracing::debug!(error = %e, "cannot fold the log in after the schema check; a later start checks again");
         }
     });

@@ -11,6 +11,7 @@ fn call(id: &str) -> ChatMessage {
         id: id.into(),
         kind: "function".into(),
         function: FunctionCall { name: "read_file".into(), arguments: "{\"path\":\"a\"}".into() },
+        extra_content: None,
     };
     ChatMessage::assistant("", vec![call])
 }

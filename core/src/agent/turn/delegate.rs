@@ -237,6 +237,7 @@ mod tests {
             id: name.into(),
             kind: "function".into(),
             function: FunctionCall { name: name.into(), arguments: "{}".into() },
+            extra_content: None,
         }
     }
 

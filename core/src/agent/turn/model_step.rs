@@ -69,6 +69,7 @@ impl Turn {
             images: request.info.images,
             cache_key: Some(&self.session.id),
             claude: request.info.family == crate::catalog::Family::Claude,
+            send_reasoning: request.info.send_reasoning,
             effort: effort.as_deref(),
             responses_only: request.info.responses_only,
         };
@@ -77,6 +78,7 @@ impl Turn {
         let thought_id = uuid::Uuid::new_v4().to_string();
         let mut step = Step { tool_calls: Vec::new(), finish: None, thinking: Vec::new(), input_tokens: None };
         let mut fragments = Fragments::new();
+        let mut extras = BTreeMap::new();
         // What reached the client (text or thoughts): a stream that fails before any is
         // started again (the answer is simply asked once more); one that fails after cannot be.
         let mut shown = 0usize;
@@ -94,7 +96,7 @@ impl Turn {
                     restarts += 1;
                     tracing::warn!(error = %e, restarts, "the model's stream failed before anything was shown; asking again");
                     text.truncate(text_before);
-                    (step.thinking, fragments) = (Vec::new(), Fragments::new());
+                    (step.thinking, fragments, extras) = (Vec::new(), Fragments::new(), BTreeMap::new());
                     let pause = tokio::time::sleep(Duration::from_millis(250 * u64::from(restarts)));
                     tokio::select! {
                         biased;
@@ -127,7 +129,16 @@ impl Turn {
                     continue;
                 }
                 Some(Ok(ModelEvent::ReasoningBlock(block))) => {
-                    step.thinking.push(block);
+                    // Chat Completions reasoning text is kept only for the models that want
+                    // it back (it can be long, and it is stored with the session).
+                    let plain = block.get("type").and_then(serde_json::Value::as_str) == Some("reasoning_content");
+                    if !plain || request.info.send_reasoning {
+                        step.thinking.push(block);
+                    }
+                    continue;
+                }
+                Some(Ok(ModelEvent::ToolCallExtra { index, extra })) => {
+                    extras.insert(index, extra);
                     continue;
                 }
                 Some(Ok(ModelEvent::Usage(used))) => {
@@ -156,7 +167,7 @@ impl Turn {
                 return Ok(None);
             }
         }
-        step.tool_calls = self.assemble(fragments);
+        step.tool_calls = self.assemble(fragments, extras);
         Ok(Some(step))
     }
 
@@ -207,10 +218,11 @@ impl Turn {
     }
 
     /// The tool calls of a finished stream, with ids for those the model left without one.
-    fn assemble(&self, fragments: Fragments) -> Vec<ToolCallRequest> {
+    fn assemble(&self, fragments: Fragments, mut extras: BTreeMap<u32, serde_json::Value>) -> Vec<ToolCallRequest> {
         fragments
             .into_iter()
             .map(|(index, (id, name, arguments))| ToolCallRequest {
+                extra_content: extras.remove(&index),
                 id: if id.is_empty() { format!("call_{}_{index}", self.number) } else { id },
                 kind: "function".into(),
                 function: FunctionCall {

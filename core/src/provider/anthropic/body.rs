@@ -173,6 +173,7 @@ mod tests {
             id: id.into(),
             kind: "function".into(),
             function: FunctionCall { name: name.into(), arguments: args.into() },
+            extra_content: None,
         }
     }
 
@@ -186,6 +187,7 @@ mod tests {
             images: false,
             cache_key: None,
             claude: true,
+            send_reasoning: false,
             effort: None,
             responses_only: false,
         }
