@@ -263,3 +263,60 @@ impl Decode for Decoder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ChatMessage;
+
+    fn params<'a>(messages: &'a [ChatMessage], claude: bool) -> ChatParams<'a> {
+        ChatParams {
+            model: "m",
+            messages,
+            tools: &[],
+            thinking_budget: 0,
+            max_output_tokens: 1,
+            images: false,
+            cache_key: Some("sess-1"),
+            claude,
+            send_reasoning: false,
+            effort: Some("high"),
+            responses_only: false,
+        }
+    }
+
+    #[test]
+    fn cache_key_and_effort_go_to_openai_s_own_api_only() {
+        let history = [ChatMessage::user("hi")];
+        let own = request_body(&params(&history, false), true);
+        assert_eq!(
+            (own["prompt_cache_key"].as_str(), own["reasoning_effort"].as_str()),
+            (Some("sess-1"), Some("high"))
+        );
+        let other = request_body(&params(&history, false), false);
+        assert!(other.get("prompt_cache_key").is_none() && other.get("reasoning_effort").is_none(), "{other}");
+    }
+
+    #[test]
+    fn claude_through_chat_completions_gets_cache_marks_on_the_system_prompt_and_the_newest_two() {
+        let history = [
+            ChatMessage::system("sys"),
+            ChatMessage::user("one"),
+            ChatMessage::assistant("two", vec![]),
+            ChatMessage::user("three"),
+        ];
+        let body = request_body(&params(&history, true), false);
+        let marked: Vec<bool> = body["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| {
+                m["content"].as_array().is_some_and(|parts| parts.iter().any(|p| p.get("cache_control").is_some()))
+            })
+            .collect();
+        assert_eq!(marked, [true, false, true, true]);
+        assert_eq!(body["messages"][3]["content"][0]["text"], "three");
+        let plain = request_body(&params(&history, false), false);
+        assert_eq!(plain["messages"][0]["content"], "sys", "other models keep plain strings");
+    }
+}
