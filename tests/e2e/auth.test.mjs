@@ -68,6 +68,13 @@ test("terminal auth is offered only to clients that advertise auth.terminal; log
   assert.equal(method.type, "terminal");
   assert.equal(method.id, "corvid-login");
   assert.deepEqual(method.args, ["--login"]);
+  // The registry's check (and Zed builds before auth.terminal) say it under _meta.
+  const registry = await agent.request("m", "initialize", {
+    protocolVersion: 1,
+    clientInfo: { name: "ACP Registry Validator", version: "1.0.0" },
+    clientCapabilities: { terminal: true, fs: { readTextFile: true, writeTextFile: true }, _meta: { terminal_output: true, "terminal-auth": true } },
+  });
+  assert.deepEqual(registry.result.authMethods.map((m) => [m.id, m.type]), [["corvid-login", "terminal"]]);
   const wrong = await agent.request("c", "authenticate", { methodId: "corvid-login" });
   assert.equal(wrong.error.code, -32602);
   assert.match(wrong.error.message, /terminal method: run `corvid acp --login`/);

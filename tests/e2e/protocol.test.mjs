@@ -37,9 +37,22 @@ test("initialize answers protocol version 1 whatever was asked", () =>
     assert.deepEqual(r.result.authMethods, [], "a configured provider needs no auth");
     assert.equal(r.result.agentCapabilities.loadSession, true);
     assert.deepEqual(r.result.agentCapabilities.sessionCapabilities, {
-      close: {}, list: {}, resume: {}, delete: {}, fork: {}, archive: {}, status: {}, title: {}, systemPrompt: {},
+      close: {}, additionalDirectories: {}, list: {}, resume: {}, delete: {}, fork: {}, archive: {}, status: {}, title: {}, systemPrompt: {},
     });
   }));
+
+test("a version Corvid does not speak gets a version back, never an error, whatever its shape", async () => {
+  // v1's shape (as conformance suites send it): v1's answer.
+  await withAgent(async (agent) => {
+    const r = await init(agent, 1, 999);
+    assert.equal(r.result?.protocolVersion, 1, JSON.stringify(r.error));
+  });
+  // v2's shape: the latest Corvid speaks.
+  await withAgent(async (agent) => {
+    const r = await agent.request(1, "initialize", { protocolVersion: 999, info: { name: "future", version: "1" }, capabilities: {} });
+    assert.equal(r.result?.protocolVersion, 2, JSON.stringify(r.error));
+  });
+});
 
 test("a malformed line gets -32700 with id null and the connection keeps working", () =>
   withAgent(async (agent) => {

@@ -24,7 +24,13 @@ impl Agent {
         // client decides whether it can live with the answer. A repeat keeps the connection's
         // version (`version::repeat`: the SDK router's rules on a v2 connection).
         let selected = if current == 0 {
-            super::version::select(requested.unwrap_or(0), highest)
+            // A version Corvid does not speak, asked in v1's shape (no v2 `info`): the spec
+            // wants a version back, never an error, and v1's is the one that shape can read.
+            let v1_shaped = params.as_ref().is_none_or(|p| p.get("info").is_none());
+            match requested.unwrap_or(0) > highest && v1_shaped {
+                true => super::version::V1_ONLY,
+                false => super::version::select(requested.unwrap_or(0), highest),
+            }
         } else {
             let seen = self.saw_other_request.load(std::sync::atomic::Ordering::Relaxed);
             super::version::repeat(current, requested.unwrap_or(0), seen).map_err(|refused| {
@@ -45,6 +51,7 @@ impl Agent {
         // Title and status work on live sessions without a store; the rest need one.
         let mut sessions = acp::SessionCapabilities::new()
             .close(acp::SessionCloseCapabilities::new())
+            .additional_directories(acp::SessionAdditionalDirectoriesCapabilities::new())
             .system_prompt(acp::SessionSystemPromptCapabilities::new())
             .title(acp::SessionTitleCapabilities::new())
             .status(acp::SessionStatusCapabilities::new());

@@ -38,7 +38,10 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             terminal: caps.terminal,
             elicitation_form: caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()),
             compaction: caps.session.as_ref().is_some_and(|s| s.compaction.is_some()),
-            auth_terminal: caps.auth.terminal,
+            // Zed builds before `auth.terminal`, and the ACP Registry's check, say it under
+            // `_meta["terminal-auth"]`.
+            auth_terminal: caps.auth.terminal
+                || caps.meta.as_ref().is_some_and(|m| m.get("terminal-auth").is_some_and(|v| v == true)),
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
             plan: caps.plan.is_some(),
             subagents: caps.subagents.is_some(),
