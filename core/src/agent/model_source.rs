@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
@@ -25,11 +25,20 @@ pub struct ModelSource {
     overrides: Overrides,
     /// Windows the server reported, by model (`None`: asked, and it did not say).
     windows: std::sync::Mutex<HashMap<String, Option<u64>>>,
+    /// When a probe last found the server unable to answer, by model (asked again later).
+    unanswered: std::sync::Mutex<HashMap<String, Instant>>,
 }
 
 impl ModelSource {
     fn new(endpoint: Endpoint, models: Vec<String>, default_model: String, config: &Config) -> Self {
-        Self { endpoint, models, default_model, overrides: Overrides::of(config), windows: Default::default() }
+        Self {
+            endpoint,
+            models,
+            default_model,
+            overrides: Overrides::of(config),
+            windows: Default::default(),
+            unanswered: Default::default(),
+        }
     }
 
     /// A source whose models were listed by the server: the windows the listing states count.
@@ -53,20 +62,40 @@ impl ModelSource {
 
     /// [`Self::model_info`], after asking the server for the window once per model when
     /// nothing configured one (a local llama.cpp or Ollama, OpenRouter: `catalog::discovery`).
+    /// A server that could not answer (still loading its model, down) is asked again on a
+    /// later request, at most every [`REPROBE_AFTER`], so its window is not lost for the
+    /// process's life.
     pub async fn discover(&self, http: &reqwest::Client, model: &str) -> ModelInfo {
         let known = self.model_info(model);
         let asked = self.windows_mut().contains_key(model);
-        if asked || known.window_source == crate::catalog::WindowSource::Config {
+        let waiting = self.unanswered_mut().get(model).is_some_and(|at| at.elapsed() < REPROBE_AFTER);
+        if asked || waiting || known.window_source == crate::catalog::WindowSource::Config {
             return known;
         }
-        let window = discovery::probe(http, &self.endpoint, model).await;
-        if let Some(window) = window {
-            tracing::info!(model, window, "the model server reported its context window");
-        }
+        let window = match discovery::probe(http, &self.endpoint, model).await {
+            discovery::Probe::Window(window) => {
+                tracing::info!(model, window, "the model server reported its context window");
+                Some(window)
+            }
+            discovery::Probe::Silent => None,
+            discovery::Probe::Unavailable => {
+                tracing::debug!(model, "the model server could not say its window now; asking again later");
+                self.unanswered_mut().insert(model.to_string(), Instant::now());
+                return known;
+            }
+        };
+        self.unanswered_mut().remove(model);
         self.windows_mut().insert(model.to_string(), window);
         self.model_info(model)
     }
+
+    fn unanswered_mut(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.unanswered.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
+
+/// How long after a window probe the server could not answer it is asked again.
+const REPROBE_AFTER: Duration = Duration::from_secs(5);
 
 /// Resolves the model source once and remembers a success.
 pub struct ModelSourceResolver {
@@ -126,5 +155,85 @@ impl ModelSourceResolver {
                 None => Err(AgentError::AuthRequired(config.how_to_configure())),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ProviderKind;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A llama.cpp stand-in on loopback: 503 "Loading model" to everything while `loading`,
+    /// then `/props` with an 8192-token window (and 404 to the rest). Counts the requests.
+    async fn llama_stand_in(loading: Arc<AtomicBool>, hits: Arc<std::sync::atomic::AtomicUsize>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (loading, hits) = (loading.clone(), hits.clone());
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let n = socket.read(&mut buf).await.unwrap_or(0);
+                    hits.fetch_add(1, Ordering::SeqCst);
+                    let head = String::from_utf8_lossy(&buf[..n]);
+                    let (status, body) = if loading.load(Ordering::SeqCst) {
+                        ("503 Service Unavailable", r#"{"error":{"code":503,"message":"Loading model"}}"#)
+                    } else if head.starts_with("GET /props ") {
+                        ("200 OK", r#"{"default_generation_settings":{"n_ctx":8192}}"#)
+                    } else {
+                        ("404 Not Found", r#"{"error":"not found"}"#)
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn a_server_still_loading_is_asked_for_its_window_again() {
+        let loading = Arc::new(AtomicBool::new(true));
+        let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let base_url = llama_stand_in(loading.clone(), hits.clone()).await;
+        let endpoint = Endpoint { kind: ProviderKind::OpenAi, base_url, api_key: None };
+        let source = ModelSource::new(endpoint, vec!["local".into()], "local".into(), &Config::default());
+        let http = crate::http_client();
+
+        let before = source.discover(&http, "local").await;
+        assert_ne!(before.context_window, 8192, "nothing reported while the model loads");
+        assert_eq!(hits.load(Ordering::SeqCst), 2, "/props and /api/show were asked");
+        source.discover(&http, "local").await;
+        assert_eq!(hits.load(Ordering::SeqCst), 2, "not asked again at once");
+
+        loading.store(false, Ordering::SeqCst);
+        // As if the last probe were older than REPROBE_AFTER.
+        source.unanswered_mut().insert("local".into(), Instant::now() - REPROBE_AFTER);
+        assert_eq!(source.discover(&http, "local").await.context_window, 8192, "asked again once loaded");
+        let asked = hits.load(Ordering::SeqCst);
+        assert_eq!(source.discover(&http, "local").await.context_window, 8192);
+        assert_eq!(hits.load(Ordering::SeqCst), asked, "a final answer is kept");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_does_not_say_is_not_asked_again() {
+        let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        // Not loading, and /props answered 404 as well: a server that has neither endpoint.
+        let base_url = llama_stand_in(Arc::new(AtomicBool::new(false)), hits.clone()).await;
+        let endpoint =
+            Endpoint { kind: ProviderKind::OpenAi, base_url: base_url.replace("/v1", "/other/v1"), api_key: None };
+        let source = ModelSource::new(endpoint, vec!["local".into()], "local".into(), &Config::default());
+        let http = crate::http_client();
+        source.discover(&http, "local").await;
+        let asked = hits.load(Ordering::SeqCst);
+        assert_eq!(asked, 2);
+        source.unanswered_mut().clear();
+        source.discover(&http, "local").await;
+        assert_eq!(hits.load(Ordering::SeqCst), asked, "a silent server's answer is final");
     }
 }

@@ -4,7 +4,8 @@
 //! vLLM's `max_model_len`). A server's own number beats the catalog's: a local model runs with
 //! whatever window its server was given.
 //!
-//! Probed once per model and endpoint (the caller keeps the answer), with a short timeout,
+//! Probed once per model and endpoint (the caller keeps a final answer; a server that could
+//! not answer, e.g. llama.cpp still loading its model, is asked again), with a short timeout,
 //! and only where such a server can be: plain HTTP to a loopback or private address, or
 //! OpenRouter.
 
@@ -72,39 +73,76 @@ fn root(base_url: &str) -> &str {
     base.strip_suffix("/v1").unwrap_or(base)
 }
 
-/// Asks the endpoint's server for `model`'s window. `None` when it does not say (or is not a
-/// server that could).
-pub async fn probe(http: &reqwest::Client, endpoint: &Endpoint, model: &str) -> Option<u64> {
+/// What a probe learned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// The server's window for the model.
+    Window(u64),
+    /// The server answered and did not say (or is not a server that could): final.
+    Silent,
+    /// The server could not answer now (not reachable, timed out, a 5xx such as llama.cpp's
+    /// 503 while its model loads, a 429): worth asking again later.
+    Unavailable,
+}
+
+/// Whether a probe's answer is final, or says to ask again later.
+fn transient(answer: &Result<reqwest::Response, reqwest::Error>) -> bool {
+    match answer {
+        Err(_) => true,
+        Ok(resp) => resp.status().is_server_error() || resp.status() == reqwest::StatusCode::TOO_MANY_REQUESTS,
+    }
+}
+
+/// Asks the endpoint's server for `model`'s window.
+pub async fn probe(http: &reqwest::Client, endpoint: &Endpoint, model: &str) -> Probe {
     let host = host(&endpoint.base_url);
     let get = |url: String| endpoint.authorize(http.get(url)).timeout(PROBE_TIMEOUT).send();
     if host.ends_with("openrouter.ai") {
-        let listing: Value = get(endpoint.url("models")).await.ok()?.json().await.ok()?;
-        let entries = listing.get("data")?.as_array()?;
-        let entry = entries.iter().find(|e| e.get("id").and_then(Value::as_str) == Some(model))?;
-        return window_in_listing(entry);
+        let answer = get(endpoint.url("models")).await;
+        if transient(&answer) {
+            return Probe::Unavailable;
+        }
+        let listing: Option<Value> = match answer {
+            Ok(resp) => resp.json().await.ok(),
+            Err(_) => None,
+        };
+        let entry = listing.as_ref().and_then(|l| {
+            l.get("data")?.as_array()?.iter().find(|e| e.get("id").and_then(Value::as_str) == Some(model))
+        });
+        return entry.and_then(window_in_listing).map_or(Probe::Silent, Probe::Window);
     }
     // Local servers speak plain HTTP; a TLS endpoint on a private address is a proxy to a
     // cloud, not worth a probe.
     if !local(host) || !endpoint.base_url.starts_with("http://") {
-        return None;
+        return Probe::Silent;
     }
     let root = root(&endpoint.base_url);
-    if let Ok(resp) = get(format!("{root}/props")).await
+    let props = get(format!("{root}/props")).await;
+    let mut unavailable = transient(&props);
+    if let Ok(resp) = props
         && resp.status().is_success()
         && let Ok(props) = resp.json::<Value>().await
         && let Some(window) = window_in_props(&props)
     {
-        return Some(window);
+        return Probe::Window(window);
     }
     let show = http
         .post(format!("{root}/api/show"))
         .json(&serde_json::json!({ "model": model }))
         .timeout(PROBE_TIMEOUT)
         .send()
-        .await
-        .ok()
-        .filter(|r| r.status().is_success())?;
-    window_in_ollama_show(&show.json::<Value>().await.ok()?)
+        .await;
+    unavailable |= transient(&show);
+    if let Ok(resp) = show
+        && resp.status().is_success()
+        && let Ok(show) = resp.json::<Value>().await
+        && let Some(window) = window_in_ollama_show(&show)
+    {
+        return Probe::Window(window);
+    }
+    // A server that is up answers one of the two (llama.cpp /props, Ollama /api/show); a 404
+    // from the other is final. Only when neither could answer is it worth asking again.
+    if unavailable { Probe::Unavailable } else { Probe::Silent }
 }
 
 #[cfg(test)]
