@@ -2,7 +2,8 @@
 // API) and the scripted fake model, in `full` mode (nothing asks: the sandbox alone decides).
 // Work inside the session's folder and TMPDIR succeeds; writes beside it and to $HOME fail,
 // from grandchildren too; forbidden paths cannot be read, and what they hold reaches neither
-// the tool card nor the model; a loopback server gets no request; CORVID_SANDBOX=off restores
+// the tool card nor the model; a server on the host's loopback gets no request (commands have
+// a loopback of their own, where namespaces allow: netns.test.mjs); CORVID_SANDBOX=off restores
 // the old behaviour; `initialize` reports what is in force. Skipped (with the reason) only
 // where the kernel has no Landlock.
 import assert from "node:assert/strict";
@@ -159,7 +160,7 @@ test("forbidden paths cannot be read: the key reaches neither the tool card nor 
   await t.done();
 });
 
-test("no network: a loopback server gets no request from curl, node or bash", { skip }, async () => {
+test("no network: a server on the host's loopback gets no request from curl, node or bash", { skip }, async () => {
   const t = await setup();
   const url = server.url;
   hits.length = 0;
@@ -169,6 +170,7 @@ test("no network: a loopback server gets no request from curl, node or bash", { 
     `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo -e "GET /bash HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3'`,
   ]);
   for (const [i, r] of results.slice(0, 3).entries()) failed(r, `network call ${i}`);
+  // No socket at all (the filter alone), or refused by the command's own empty loopback.
   assert.match(results[0], /not permitted|connect/i, results[0]);
   assert.deepEqual(hits, [], "the server was not reached");
   await t.done();
@@ -201,6 +203,7 @@ test("initialize reports the sandbox in force", { skip }, async () => {
   assert.equal(meta.kind, "landlock");
   assert.ok(Number.isInteger(meta.abi) && meta.abi >= 1, JSON.stringify(meta));
   assert.equal(meta.network, "off");
+  assert.ok(["private", "none"].includes(meta.loopback), JSON.stringify(meta));
   assert.equal(meta.mode, "workspace-write");
   // The file tools' jail, on Linux: opened without following links, re-checked after, and
   // the directory walks held beneath what they walk by Landlock.

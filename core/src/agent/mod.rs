@@ -117,6 +117,8 @@ impl Agent {
         let wire = crate::event::Wire::default();
         let outbox = Outbox::spawn(store.clone(), peer.clone(), wire.clone());
         let subagent_slots = subagent::Slots::new(config.max_subagents);
+        // The sandbox report's loopback question costs a launch: asked now, not in `initialize`.
+        crate::sandbox::prewarm(&config);
         Arc::new(Self {
             peer,
             config,

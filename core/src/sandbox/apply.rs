@@ -10,9 +10,14 @@
 //!    out the rules that leave them out), every right beneath the writable roots (their
 //!    forbidden and read-only subtrees left out too) and the session's temp dir, reading and
 //!    writing the few device files commands need. Signals to processes outside the sandbox
-//!    are refused (the signal scope). Without network, TCP bind/connect are handled too (no
-//!    rule grants them) and abstract Unix sockets made outside the sandbox are out of reach.
-//! 3. **seccomp** (`network`), unless the policy allows the network.
+//!    are refused (the signal scope). Without network, abstract Unix sockets made outside the
+//!    sandbox are out of reach, and unless the thread is in a private network namespace
+//!    (`netns`, where TCP reaches only its own loopback) TCP bind/connect are handled too (no
+//!    rule grants them: Landlock's network rights know ports, not namespaces).
+//! 3. **seccomp** (`network`), unless the policy allows the network: only Unix sockets, or
+//!    Unix and IP ones in a private network namespace.
+//!
+//! The namespace itself is entered before all of this, by the launcher's process (`netns`).
 //!
 //! All three are inherited by every descendant (`setsid`, double forks, `nohup` included).
 //! They bind a thread, not a process: the launcher's other threads (the supervisor's, and a
@@ -49,29 +54,36 @@ const DEVICES: &[&str] =
 pub struct Applied {
     pub landlock: RulesetStatus,
     pub network_denied: bool,
+    /// The network is denied but for the loopback of a private network namespace.
+    pub private_loopback: bool,
 }
 
 /// Confines the calling thread, the one that then starts the command, to `policy`.
-pub fn apply(policy: &Policy) -> Result<Applied, SandboxError> {
+/// `private_loopback`: the thread is in a network namespace of its own (`netns::enter`).
+pub fn apply(policy: &Policy, private_loopback: bool) -> Result<Applied, SandboxError> {
+    let private_loopback = private_loopback && !policy.network;
     nix::sys::prctl::set_no_new_privs().map_err(SandboxError::Prctl)?;
-    let landlock = landlock(policy)?;
+    let landlock = landlock(policy, private_loopback)?;
     if policy.required && landlock == RulesetStatus::NotEnforced {
         return Err(SandboxError::Unavailable);
     }
     if !policy.network {
-        super::network::deny_network()?;
+        super::network::deny_network(private_loopback)?;
     }
-    Ok(Applied { landlock, network_denied: !policy.network })
+    Ok(Applied { landlock, network_denied: !policy.network, private_loopback })
 }
 
-fn landlock(policy: &Policy) -> Result<RulesetStatus, SandboxError> {
+fn landlock(policy: &Policy, private_loopback: bool) -> Result<RulesetStatus, SandboxError> {
     let all = AccessFs::from_all(ABI_USED);
     let read = AccessFs::from_read(ABI_USED);
     let device =
         all & (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev | AccessFs::ReadDir);
     let mut ruleset = Ruleset::default().handle_access(all)?.scope(Scope::Signal)?;
     if !policy.network {
-        ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?.scope(Scope::AbstractUnixSocket)?;
+        ruleset = ruleset.scope(Scope::AbstractUnixSocket)?;
+        if !private_loopback {
+            ruleset = ruleset.handle_access(AccessNet::from_all(ABI_USED))?;
+        }
     }
     let mut rules = Rules { created: ruleset.create()?, parents: HashMap::new() };
     for path in cover(Path::new("/"), &policy.forbidden, &Disk) {
@@ -154,7 +166,7 @@ mod tests {
     /// only, so the rest of the test process is untouched).
     fn confined<T: Send + 'static>(policy: Policy, f: impl FnOnce() -> T + Send + 'static) -> (Applied, T) {
         std::thread::spawn(move || {
-            let applied = apply(&policy).expect("confined");
+            let applied = apply(&policy, false).expect("confined");
             (applied, f())
         })
         .join()

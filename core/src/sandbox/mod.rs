@@ -8,7 +8,8 @@
 //! and supervises it, and everything the command starts inherits the confinement. Here:
 //! `policy` (what a command may read, write and reach, built from the session and the config),
 //! `cover` (the Landlock rules that leave the forbidden subtrees out), `apply` (what the
-//! thread that starts the command does to itself), `network` (the seccomp filter), `probe`
+//! thread that starts the command does to itself), `network` (the seccomp filter), `netns`
+//! (the launcher's private network namespace: a loopback of the commands' own), `probe`
 //! (what the kernel supports, and the report of what is in force), `launcher` (the argv that
 //! runs a command through it, from `config::Launcher`), `reads` (the file tools' walks, held
 //! beneath the directory they walk), `argv` (that argv's shape, written by
@@ -29,6 +30,8 @@ mod confinement;
 mod cover;
 mod launcher;
 #[cfg(target_os = "linux")]
+mod netns;
+#[cfg(target_os = "linux")]
 mod network;
 mod policy;
 mod probe;
@@ -46,7 +49,7 @@ pub use apply::{Applied, apply};
 pub use confinement::{Confinement, Escalation};
 pub use launcher::Launch;
 pub use policy::Policy;
-pub use probe::{Status, landlock_abi};
+pub use probe::{Status, landlock_abi, prewarm};
 #[cfg(target_os = "linux")]
 pub use reads::confine_reads;
 #[cfg(target_os = "linux")]

@@ -44,7 +44,7 @@ use nix::unistd::{Pid, getppid};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::argv::{self, ArgvError};
-use super::{Policy, SandboxError, apply, tree};
+use super::{Policy, SandboxError, apply, netns, tree};
 
 /// Why the launcher did not run the command.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +59,8 @@ enum LaunchError {
     Signals(std::io::Error),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Netns(#[from] netns::NetnsError),
     #[error("cannot become the command's subreaper: {0}")]
     Subreaper(nix::Error),
     #[error("cannot start the thread that starts the command: {0}")]
@@ -111,6 +113,15 @@ fn run(policy: &OsStr, command: &[OsString]) -> Result<u8, LaunchError> {
         return Err(ArgvError::NoCommand.into());
     };
     let policy = Policy::from_json(policy.to_str().ok_or(LaunchError::PolicyEncoding)?).map_err(LaunchError::Policy)?;
+    // First, while this process has no other thread and before the parent-death signal and
+    // non-dumpable are set (`netns` says why). Where it cannot be had, the socket filter
+    // alone keeps the network off, as `probe` reports.
+    let private_loopback = !policy.network
+        && match netns::enter() {
+            Ok(()) => true,
+            Err(e @ netns::NetnsError::Map { .. }) => return Err(e.into()),
+            Err(_) => false,
+        };
     // Watching before anything can send them: before the parent-death signal is set, and
     // before there is a child to report on.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().map_err(LaunchError::Signals)?;
@@ -131,7 +142,7 @@ fn run(policy: &OsStr, command: &[OsString]) -> Result<u8, LaunchError> {
     let args = args.to_vec();
     let spawner = std::thread::Builder::new()
         .name("corvid-sandbox".into())
-        .spawn(move || start(&policy, &program, &args))
+        .spawn(move || start(&policy, private_loopback, &program, &args))
         .map_err(LaunchError::Thread)?;
     let child = spawner.join().map_err(|_| LaunchError::ThreadPanicked)??;
     let status = runtime.block_on(wait(child, &mut signals));
@@ -140,8 +151,8 @@ fn run(policy: &OsStr, command: &[OsString]) -> Result<u8, LaunchError> {
 }
 
 /// On the thread that ends after it: confines the thread, then starts the program from it.
-fn start(policy: &Policy, program: &OsStr, args: &[OsString]) -> Result<Pid, LaunchError> {
-    apply(policy)?;
+fn start(policy: &Policy, private_loopback: bool, program: &OsStr, args: &[OsString]) -> Result<Pid, LaunchError> {
+    apply(policy, private_loopback)?;
     let child = std::process::Command::new(program)
         .args(args)
         .env("TMPDIR", &policy.tmp)
