@@ -176,3 +176,30 @@ test("apply_patch is not offered to other families", async () => {
   assert.ok(tools.includes("edit_file") && !tools.includes("apply_patch"), tools.join(", "));
   await t.done();
 });
+
+test("apply_patch deletes and moves files, and every path, destinations too, stays in the jail", async () => {
+  const root = workspace({ "old/name.txt": "keep\nchange\n", "obsolete.txt": "bye\n" });
+  const t = await setup(root, { model: "gpt-4.1" });
+  const patch = [
+    "*** Begin Patch",
+    "*** Update File: old/name.txt",
+    "*** Move to: renamed/name.txt",
+    "@@",
+    " keep",
+    "-change",
+    "+changed",
+    "*** Delete File: obsolete.txt",
+    "*** End Patch",
+  ].join("\n");
+  await t.turn([call("apply_patch", { input: patch }), say("ok")]);
+  assert.equal(read(root, "renamed/name.txt"), "keep\nchanged\n");
+  assert.equal(existsSync(join(root, "old/name.txt")), false);
+  assert.equal(existsSync(join(root, "obsolete.txt")), false);
+  assert.match(lastToolResult(), /M old\/name\.txt -> renamed\/name\.txt\nD obsolete\.txt/);
+  const escape = ["*** Begin Patch", "*** Update File: renamed/name.txt", "*** Move to: ../escaped.txt", "@@", "-keep", "+x", "*** End Patch"].join("\n");
+  await t.turn([call("apply_patch", { input: escape }), say("ok")]);
+  assert.match(lastToolResult(), /outside the session's folders/);
+  assert.equal(read(root, "renamed/name.txt"), "keep\nchanged\n");
+  assert.equal(existsSync(join(root, "..", "escaped.txt")), false);
+  await t.done();
+});
