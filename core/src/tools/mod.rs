@@ -6,6 +6,7 @@
 //! name. A tool runs with a [`ToolContext`]: the jail, the editor, the call's card, the turn's
 //! cancellation token. Nothing here knows the RPC layer or the agent.
 
+pub mod apply_patch;
 pub mod ask_user;
 pub mod cap;
 mod change;
@@ -22,6 +23,7 @@ pub mod run_command;
 pub mod search;
 pub mod shell;
 pub mod terminal;
+pub mod text_match;
 pub mod update_plan;
 mod walk;
 pub mod write_file;

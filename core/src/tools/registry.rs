@@ -99,6 +99,7 @@ static BUILTIN: LazyLock<Vec<Arc<dyn Tool>>> = LazyLock::new(|| {
         Arc::new(super::search::Search),
         Arc::new(super::write_file::WriteFile),
         Arc::new(super::edit_file::EditFile),
+        Arc::new(super::apply_patch::ApplyPatch),
         Arc::new(super::run_command::RunCommand),
         Arc::new(super::deliver_file::DeliverFile),
         Arc::new(super::ask_user::AskUser),

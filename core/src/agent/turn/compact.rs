@@ -53,7 +53,7 @@ impl Turn {
         }
         let mut messages = vec![self.system_message(info).await];
         messages.extend(history);
-        let specs = self.registry().specs();
+        let specs = self.registry(info).specs();
         match self.compact_context(Why::Asked, Model { id: model, info }, &mut messages, &specs).await? {
             Compacted::Cancelled => Ok(StopReason::Cancelled),
             Compacted::Done | Compacted::Nothing => Ok(StopReason::EndTurn),

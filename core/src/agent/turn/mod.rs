@@ -277,15 +277,20 @@ impl Turn {
         self.emit(Event::SessionInfo { title, updated_at: now_rfc3339() }).await;
     }
 
-    /// The tools this turn offers: the built-ins the session's agent alias enables, and its
-    /// MCP servers' tools.
-    fn registry(&self) -> Registry {
+    /// The tools this turn offers `model`: the built-ins the session's agent alias enables, and
+    /// its MCP servers' tools. `apply_patch` goes only to GPT-family models (the catalog's
+    /// family), which are trained on its patch language; the others edit with `edit_file`.
+    fn registry(&self, model: &crate::catalog::ModelInfo) -> Registry {
         let mut extra = self.session.mcp.get().map(|m| m.tools()).unwrap_or_default();
         let delegates = self.host.as_ref().is_some_and(|h| h.slots().limit() > 0);
         if delegates && self.session.tool_enabled(crate::tools::delegate::NAME) {
             extra.insert(0, Arc::new(crate::tools::delegate::Delegate));
         }
-        Registry::new(|name| self.session.tool_enabled(name), extra)
+        let patches = model.family == crate::catalog::Family::Gpt;
+        Registry::new(
+            |name| self.session.tool_enabled(name) && (patches || name != crate::tools::apply_patch::NAME),
+            extra,
+        )
     }
 
     /// Model → tool calls → results → model … until the model stops asking for tools. Before
@@ -297,7 +302,7 @@ impl Turn {
         info: &crate::catalog::ModelInfo,
         mut messages: Vec<ChatMessage>,
     ) -> Result<StopReason, AgentError> {
-        let registry = self.registry();
+        let registry = self.registry(info);
         let specs = registry.specs();
         let specs_bytes = compaction::specs_bytes(&specs);
         let mut calls_made = 0u32;

@@ -108,6 +108,12 @@ impl Jail {
     }
 }
 
+/// Removes the file `name` from the open directory `dir` (never a directory, never following a
+/// link: a link itself is what would be removed).
+pub(super) fn remove_in(dir: &File, _dir_path: &Path, name: &OsStr, shown: &str) -> Result<(), JailError> {
+    nix::unistd::unlinkat(dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir).map_err(|e| failed(shown, e))
+}
+
 /// Whether `found` (the root a directory walker was given, as it walks it) is `dir`, the
 /// directory opened through the jail. A walker opens its root by path, so a root swapped for a
 /// link after the check would be walked outside; this refuses that walk. (File contents found

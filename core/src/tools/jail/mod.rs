@@ -118,6 +118,22 @@ impl Jail {
     }
 }
 
+impl Jail {
+    /// Deletes the file at `path` (not a directory): its parent is opened through the same
+    /// checked walk as any open and checked again, and the name removed from that open
+    /// directory, so a parent swapped for a link meanwhile cannot send the removal outside.
+    pub fn remove_file(&self, path: &str) -> Result<PathBuf, JailError> {
+        let resolved = self.resolve(path)?;
+        let (Some(parent), Some(name)) = (resolved.parent(), resolved.file_name()) else {
+            return Err(JailError::Io { path: path.to_string(), reason: "is not a file".into() });
+        };
+        let dir = self.open_beneath(parent, Open::Dir, path)?;
+        self.verify_open(&dir, path)?;
+        beneath::remove_in(&dir, parent, name, path)?;
+        Ok(resolved)
+    }
+}
+
 /// The path an open file is at now, as the kernel knows it.
 #[cfg(target_os = "linux")]
 fn opened_path(file: &File) -> Option<PathBuf> {

@@ -55,6 +55,11 @@ impl Jail {
     }
 }
 
+/// Removes the file `name` in `dir_path` (no `unlinkat` here: by its checked path).
+pub(super) fn remove_in(_dir: &File, dir_path: &Path, name: &std::ffi::OsStr, shown: &str) -> Result<(), JailError> {
+    std::fs::remove_file(dir_path.join(name)).map_err(|e| io(shown, e))
+}
+
 /// Whether `found` (the root a directory walker was given) is `dir`, the directory opened
 /// through the jail: the same file by the system's identity of open handles.
 pub fn same_dir(dir: &File, found: &Path) -> bool {

@@ -143,3 +143,19 @@ fn a_walked_file_opens_in_one_step_and_never_through_a_link() {
     std::fs::write(root.join("forbidden/key"), "k").expect("write");
     assert!(matches!(jail.open_found(&dir, &root, Path::new("forbidden/key")), Err(JailError::Forbidden(..))));
 }
+
+#[test]
+fn remove_file_deletes_inside_only_and_never_a_directory() {
+    let (root, outside, jail) = tree();
+    assert!(matches!(jail.remove_file("../outside/secret.txt"), Err(JailError::Outside(..))));
+    assert!(outside.join("secret.txt").exists());
+    assert!(matches!(jail.remove_file("src"), Err(JailError::Io { .. })));
+    assert!(root.join("src").is_dir());
+    // A link on the way that leads out is followed to where it leads, and refused there.
+    symlink(&outside, root.join("link")).expect("symlink");
+    assert!(jail.remove_file("link/secret.txt").is_err());
+    assert!(outside.join("secret.txt").exists());
+    assert_eq!(jail.remove_file("src/a.txt"), Ok(root.join("src/a.txt")));
+    assert!(!root.join("src/a.txt").exists());
+    assert!(jail.remove_file("src/a.txt").is_err(), "a missing file is an error");
+}
