@@ -95,6 +95,16 @@ pub fn open_store(config: &Config) -> store::PendingStore {
 /// The HTTP client for model providers: rustls (ring) with the platform's trust store, read at
 /// the first HTTPS handshake ([`tls`]).
 pub(crate) fn http_client() -> reqwest::Client {
+    http_client_builder().build().unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not build the HTTP client; using defaults");
+        reqwest::Client::new()
+    })
+}
+
+/// The shared client's settings (TLS, user agent, connect timeout; proxies from the
+/// environment), for a client that needs more of its own: `web_fetch` follows redirects itself
+/// and connects only to the addresses it checked.
+pub(crate) fn http_client_builder() -> reqwest::ClientBuilder {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         // Fails only if another provider was installed first, which is just as good.
@@ -103,15 +113,11 @@ pub(crate) fn http_client() -> reqwest::Client {
     let builder = reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .user_agent(concat!("corvid/", env!("CARGO_PKG_VERSION")));
-    let builder = match tls::client_config() {
+    match tls::client_config() {
         Ok(config) => builder.tls_backend_preconfigured(config),
         Err(e) => {
             tracing::warn!(error = %e, "cannot configure TLS; using reqwest's defaults");
             builder
         }
-    };
-    builder.build().unwrap_or_else(|e| {
-        tracing::error!(error = %e, "could not build the HTTP client; using defaults");
-        reqwest::Client::new()
-    })
+    }
 }

@@ -334,8 +334,10 @@ fn forward_stderr(name: String, stderr: tokio::process::ChildStderr) {
 }
 
 /// A tool result as the model reads it and the client shows it. Binary parts (images,
-/// blobs) are stored under `uploads/` like prompt attachments; the model gets a marker.
+/// blobs) are stored under `uploads/` like prompt attachments; the model gets a marker, and
+/// an image it can take besides (`Output::images`).
 fn content(result: &Value, uploads: &std::path::Path) -> Output {
+    let mut images = Vec::new();
     let mut texts = Vec::new();
     let mut shown = Vec::new();
     for part in result.get("content").and_then(Value::as_array).into_iter().flatten() {
@@ -349,7 +351,13 @@ fn content(result: &Value, uploads: &std::path::Path) -> Output {
             Some("image") => {
                 let (data, mime) =
                     (str_of(part, "data").unwrap_or_default(), str_of(part, "mimeType").unwrap_or_default());
-                texts.push(stored_marker(uploads, &data, &mime, None));
+                match for_model(uploads, &data) {
+                    Some((image, len)) => {
+                        texts.push(format!("[IMAGE: {} ({}, {len} bytes)]", image.path.display(), image.mime_type));
+                        images.push(image);
+                    }
+                    None => texts.push(stored_marker(uploads, &data, &mime, None)),
+                }
                 shown.push(ToolContent::Block(Box::new(acp::ContentBlock::Image(acp::ImageContent::new(data, mime)))));
             }
             Some("resource") => {
@@ -382,7 +390,21 @@ fn content(result: &Value, uploads: &std::path::Path) -> Output {
     {
         texts.push(structured.to_string());
     }
-    Output { for_model: texts.join("\n"), content: shown, raw: result.clone(), ok: true }
+    Output { for_model: texts.join("\n"), content: shown, raw: result.clone(), ok: true, images }
+}
+
+/// An image part the model can be shown (a type every provider takes, known by its bytes
+/// rather than the server's word; within the size cap), stored, with its size. Anything else
+/// is only stored and named ([`stored_marker`]).
+fn for_model(uploads: &std::path::Path, data: &str) -> Option<(crate::provider::ImageRef, usize)> {
+    use base64::Engine;
+    // Decoded only when it can be within the cap (base64 is 4/3 of the bytes).
+    if data.len() / 4 * 3 > crate::tools::image::MAX_BYTES + 3 {
+        return None;
+    }
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()?;
+    let mime = crate::tools::image::sniff(&bytes)?;
+    crate::tools::image::keep(uploads, &bytes, mime).ok().map(|image| (image, bytes.len()))
 }
 
 /// Stores base64 `data` under `uploads/` and returns the marker the model reads.

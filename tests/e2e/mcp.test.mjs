@@ -115,7 +115,7 @@ test("stdio and HTTP servers: tools offered as mcp__server__tool, called with pe
   assert.equal(t.asked.length, 2, "a read-only tool does not ask");
 
   const pic = await t.call(s.sessionId, "mcp__alpha__picture");
-  assert.match(pic.toolResult, /^here it is\n\[IMAGE: .*uploads\/[0-9a-f]{64}\.png \(image\/png, \d+ bytes\)\]$/);
+  assert.match(pic.toolResult, /^here it is\n\[IMAGE: .*uploads\/[0-9a-f]{64}\.png \(image\/png, \d+ bytes\)\]\n\[This model does not take images, so the image is not shown to it\.\]$/);
   assert.equal(pic.card.content[1].content.type, "image");
   await t.done();
 });

@@ -68,8 +68,11 @@ export async function startFakeModel({ models = ["fake-model", "fake-model-2"] }
     }
     // Anthropic: the user's text is a text block; user messages holding only tool results
     // do not count as the user speaking.
+    // Chat Completions: the user message that carries tool results' images is not the user
+    // speaking either (Corvid's, after the results).
+    const toolImages = (m) => Array.isArray(m.content) && m.content.some((b) => b.type === "image_url") && m.content.some((b) => b.type === "text" && b.text.startsWith("[Images returned by tool call"));
     const userText = (m) =>
-      m.role !== "user" ? null : typeof m.content === "string" ? m.content : m.content.filter((b) => b.type === "text").map((b) => b.text).join("") || null;
+      m.role !== "user" || toolImages(m) ? null : typeof m.content === "string" ? m.content : m.content.filter((b) => b.type === "text").map((b) => b.text).join("") || null;
     const lastUserIndex = body.messages.findLastIndex((m) => userText(m) !== null);
     const lastUser = lastUserIndex >= 0 ? userText(body.messages[lastUserIndex]) : "";
     const marker = markerIn(lastUser);

@@ -56,11 +56,12 @@ impl Mode {
 
     /// What the mode alone decides about a call that needs permission: `Some(true)` runs it,
     /// `Some(false)` refuses it, `None` leaves it to the session's rules and the user.
-    /// A command that asks to lift the sandbox is the user's to allow, in every mode.
+    /// A command that asks to lift the sandbox, and a fetch that reaches a private address, are
+    /// the user's to allow, in every mode (read-only refuses them).
     pub fn decides(self, needs: &Needs) -> Option<bool> {
         match (self, needs) {
             (Mode::ReadOnly, _) => Some(false),
-            (_, Needs::Escalated { .. }) => None,
+            (_, Needs::Escalated { .. } | Needs::Fetch { private: true, .. }) => None,
             (Mode::Full, _) | (Mode::AutoEdit, Needs::Edit(_)) => Some(true),
             _ => None,
         }
@@ -84,6 +85,7 @@ impl Rule {
                 Needs::Command(cmd) | Needs::Escalated { command: cmd, .. } => {
                     cmd == &self.scope || cmd.starts_with(&format!("{} ", self.scope))
                 }
+                Needs::Fetch { host, .. } => *host == self.scope,
                 Needs::Nothing => false,
             }
     }
@@ -95,6 +97,8 @@ impl Rule {
 pub fn rule_key(tool: &str, needs: &Needs) -> String {
     match needs {
         Needs::Escalated { escalation, .. } => format!("{tool}+{}", escalation.id()),
+        // A rule for a public host never lets the same name reach a private address.
+        Needs::Fetch { private: true, .. } => format!("{tool}+private"),
         _ => tool.to_string(),
     }
 }
@@ -127,5 +131,23 @@ mod tests {
             !lifted
                 .matches("run_command", &Needs::Escalated { command: "npmx".into(), escalation: Escalation::Network })
         );
+    }
+
+    #[test]
+    fn a_fetch_asks_like_a_command_and_a_local_one_always_asks() {
+        let fetch = |private| Needs::Fetch { url: "http://h/".into(), host: "h:80".into(), private };
+        assert_eq!(Mode::Full.decides(&fetch(false)), Some(true));
+        assert_eq!(Mode::AutoEdit.decides(&fetch(false)), None);
+        assert_eq!(Mode::Ask.decides(&fetch(false)), None);
+        for mode in [Mode::Ask, Mode::AutoEdit, Mode::Full] {
+            assert_eq!(mode.decides(&fetch(true)), None, "{mode:?}");
+        }
+        assert_eq!(Mode::ReadOnly.decides(&fetch(true)), Some(false));
+        let public = Rule { tool: rule_key("web_fetch", &fetch(false)), scope: "h:80".into(), allow: true };
+        assert!(public.matches("web_fetch", &fetch(false)));
+        assert!(!public.matches("web_fetch", &fetch(true)), "a public host's rule never reaches a local address");
+        let local = Rule { tool: rule_key("web_fetch", &fetch(true)), scope: "h:80".into(), allow: true };
+        assert_eq!(local.tool, "web_fetch+private");
+        assert!(local.matches("web_fetch", &fetch(true)));
     }
 }

@@ -117,6 +117,7 @@ pub async fn decide(
     let scope = match needs {
         Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
         Needs::Command(c) | Needs::Escalated { command: c, .. } => c.clone(),
+        Needs::Fetch { host, .. } => host.clone(),
         Needs::Nothing => String::new(),
     };
     let tool = rule_key(q.tool, needs);
@@ -154,6 +155,8 @@ fn always_label(needs: &Needs, allow: bool) -> String {
         Needs::Command(cmd) => format!("{verb} `{cmd}`"),
         Needs::Escalated { command, escalation } => format!("{verb} `{command}` {}", escalation.phrase()),
         Needs::Mcp(tool) => format!("{verb} {tool}"),
+        Needs::Fetch { host, private: false, .. } => format!("{verb} fetching from {host}"),
+        Needs::Fetch { host, private: true, .. } => format!("{verb} fetching from {host} (a local or private address)"),
         Needs::Nothing => verb.to_string(),
     }
 }

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use agent_client_protocol_schema::v1 as acp;
 use base64::Engine;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::provider::ImageRef;
 use crate::rpc::RpcError;
@@ -142,16 +141,8 @@ pub fn store_upload_b64(uploads: &Path, data: &str, mime: &str) -> Result<(PathB
 
 /// Writes `bytes` as `uploads/<sha256>.<ext>` unless it is already there.
 fn store_upload(uploads: &Path, bytes: &[u8], mime: &str) -> Result<PathBuf, RpcError> {
-    let hash = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
-    let path = uploads.join(format!("{hash}.{}", extension(mime)));
-    if !path.exists() {
-        let fail = |e: std::io::Error| RpcError::Internal(format!("storing an upload in {}: {e}", uploads.display()));
-        std::fs::create_dir_all(uploads).map_err(fail)?;
-        // Written aside and renamed: a reader never sees half a file under the final name.
-        let tmp = uploads.join(format!(".{hash}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &path)).map_err(fail)?;
-    }
-    Ok(path)
+    crate::tools::image::store(uploads, bytes, extension(mime))
+        .map_err(|e| RpcError::Internal(format!("storing an upload in {}: {e}", uploads.display())))
 }
 
 /// A file extension for a MIME type (`bin` when unknown).
@@ -224,6 +215,7 @@ fn unsupported(index: usize, what: &str) -> RpcError {
 mod tests {
     use super::*;
     use serde_json::json;
+    use sha2::{Digest, Sha256};
 
     fn jail(root: &Path) -> Jail {
         Jail::new(crate::roots::Roots::new(root.to_path_buf(), Vec::new()), vec![])

@@ -193,6 +193,8 @@ pub enum ToolKind {
     Search,
     Execute,
     Think,
+    /// Reading from the network (`web_fetch`).
+    Fetch,
     Other,
 }
 

@@ -291,7 +291,27 @@ impl ImageRef {
     }
 }
 
+/// What a model that cannot take images reads after a tool result that holds some: the result's
+/// own text says what the image was, this says why the model does not see it.
+pub const IMAGES_NOT_SHOWN: &str = "[This model does not take images, so the image is not shown to it.]";
+
 impl ChatMessage {
+    /// A tool result's text as the request carries it: with [`IMAGES_NOT_SHOWN`] when it holds
+    /// images and the model takes none. Decided per request, so a session that changes models
+    /// keeps its images for the ones that can see them.
+    pub fn tool_text(&self, images: bool) -> std::borrow::Cow<'_, str> {
+        if images || self.images.is_empty() {
+            return self.content.as_str().into();
+        }
+        format!("{}\n{IMAGES_NOT_SHOWN}", self.content).into()
+    }
+
+    /// An image as a `data:` URL (Chat Completions' `image_url`, the Responses API's
+    /// `input_image`), or `None` if its file is gone.
+    pub fn data_urls(&self) -> impl Iterator<Item = String> + '_ {
+        self.images.iter().filter_map(|img| img.base64().map(|data| format!("data:{};base64,{data}", img.mime_type)))
+    }
+
     pub fn system(content: impl Into<String>) -> Self {
         Self {
             role: Role::System,
@@ -393,4 +413,14 @@ impl Role {
             Role::Tool => "tool",
         }
     }
+}
+
+/// A tool result holding one small PNG (stored in a temp dir), for the bodies' tests.
+#[cfg(test)]
+pub(crate) fn tool_result_with_image(call_id: &str) -> ChatMessage {
+    let dir = std::env::temp_dir().join(format!("corvid-provider-{}", uuid::Uuid::new_v4()));
+    let image = crate::tools::image::keep(&dir, b"\x89PNG\r\n\x1a\nfake", "image/png").expect("stored");
+    let mut m = ChatMessage::tool_result(call_id, "x.png is an image (image/png, 12 bytes).");
+    m.images = vec![image];
+    m
 }

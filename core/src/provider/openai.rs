@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::error::truncate;
 use super::stream::{Decode, Events};
-use super::{ChatParams, FinishReason, ModelEvent, ProviderError, TokenUsage, ToolCallRequest, ToolSpec};
+use super::{ChatParams, FinishReason, ModelEvent, ProviderError, Role, TokenUsage, ToolCallRequest, ToolSpec};
 
 #[derive(Serialize)]
 struct ChatRequest<'a> {
@@ -46,17 +46,23 @@ struct StreamOptions {
 /// `openai_own`: the server is OpenAI's, which caches by `prompt_cache_key` (the session) and
 /// takes `reasoning_effort` (other servers may refuse fields they do not know).
 pub(super) fn request_body(p: &ChatParams<'_>, openai_own: bool) -> Value {
-    let mut messages: Vec<WireMessage> = p
-        .messages
-        .iter()
-        .map(|m| WireMessage {
+    let mut messages: Vec<WireMessage> = Vec::with_capacity(p.messages.len());
+    for (i, m) in p.messages.iter().enumerate() {
+        messages.push(WireMessage {
             role: m.role.as_str(),
             content: content(m, p.images),
             reasoning_content: p.send_reasoning.then(|| reasoning_of(m)).flatten(),
             tool_calls: &m.tool_calls,
             tool_call_id: m.tool_call_id.as_deref(),
-        })
-        .collect();
+        });
+        // A tool message takes only text, and the results of one answer's calls must follow it
+        // unbroken: their images go after the last of them, as a user message that names them.
+        let run_ends = p.messages.get(i + 1).is_none_or(|next| next.role != Role::Tool);
+        if p.images && m.role == Role::Tool && run_ends {
+            let first = p.messages[..i].iter().rposition(|m| m.role != Role::Tool).map_or(0, |at| at + 1);
+            messages.extend(tool_images(&p.messages[first..=i]));
+        }
+    }
     if p.claude {
         mark_cache(&mut messages);
     }
@@ -111,8 +117,41 @@ fn reasoning_of(m: &super::ChatMessage) -> Option<String> {
 /// The type of the reasoning block this decoder keeps (see [`ModelEvent::ReasoningBlock`]).
 const REASONING_CONTENT: &str = "reasoning_content";
 
-/// A message's content: plain text, or `[text, image_url…]` parts when images go along.
+/// The images of a run of tool results, as one user message that says which calls they came
+/// from (none when they hold no image, or their files are gone).
+fn tool_images<'a>(results: &[super::ChatMessage]) -> Option<WireMessage<'a>> {
+    let mut ids = Vec::new();
+    let mut parts = Vec::new();
+    for m in results {
+        let before = parts.len();
+        parts.extend(m.data_urls().map(|url| serde_json::json!({ "type": "image_url", "image_url": { "url": url } })));
+        if parts.len() > before {
+            ids.push(format!("`{}`", m.tool_call_id.as_deref().unwrap_or_default()));
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let text = format!("[{TOOL_IMAGES} {} (its result is above); not sent by the user.]", ids.join(", "));
+    parts.insert(0, serde_json::json!({ "type": "text", "text": text }));
+    Some(WireMessage {
+        role: "user",
+        content: Value::Array(parts),
+        reasoning_content: None,
+        tool_calls: &[],
+        tool_call_id: None,
+    })
+}
+
+/// How the user message that carries tool results' images begins.
+pub const TOOL_IMAGES: &str = "Images returned by tool call";
+
+/// A message's content: plain text, or `[text, image_url…]` parts when images go along (a
+/// user's; a tool result's go in a message of their own, [`tool_images`]).
 fn content(m: &super::ChatMessage, images: bool) -> Value {
+    if m.role == Role::Tool {
+        return Value::String(m.tool_text(images).into_owned());
+    }
     if !images || m.images.is_empty() {
         return Value::String(m.content.clone());
     }
@@ -318,5 +357,36 @@ mod tests {
         assert_eq!(body["messages"][3]["content"][0]["text"], "three");
         let plain = request_body(&params(&history, false), false);
         assert_eq!(plain["messages"][0]["content"], "sys", "other models keep plain strings");
+    }
+
+    #[test]
+    fn tool_images_follow_the_run_of_results_as_a_user_message() {
+        let call = |id: &str| crate::provider::ToolCallRequest {
+            id: id.into(),
+            kind: "function".into(),
+            function: crate::provider::FunctionCall { name: "read_file".into(), arguments: "{}".into() },
+            extra_content: None,
+        };
+        let history = [
+            ChatMessage::user("look"),
+            ChatMessage::assistant("", vec![call("a"), call("b")]),
+            crate::provider::tool_result_with_image("a"),
+            ChatMessage::tool_result("b", "text"),
+        ];
+        let seeing = ChatParams { images: true, ..params(&history, false) };
+        let body = request_body(&seeing, false);
+        let messages = body["messages"].as_array().expect("messages");
+        let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"], "the results stay together");
+        assert!(messages[2]["content"].is_string(), "a tool message holds text only");
+        let parts = messages[4]["content"].as_array().expect("parts");
+        assert!(parts[0]["text"].as_str().is_some_and(|t| t.contains(TOOL_IMAGES) && t.contains("`a`")), "{parts:?}");
+        assert!(parts[1]["image_url"]["url"].as_str().is_some_and(|u| u.starts_with("data:image/png;base64,")));
+
+        let blind = request_body(&params(&history, false), false);
+        let messages = blind["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 4, "no image message for a model that takes none");
+        let text = messages[2]["content"].as_str().expect("text");
+        assert!(text.ends_with(crate::provider::IMAGES_NOT_SHOWN), "{text}");
     }
 }

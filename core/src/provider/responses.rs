@@ -65,20 +65,27 @@ fn items(m: &ChatMessage, images: bool) -> Vec<Value> {
         Role::User => {
             let mut content = vec![input_text(&m.content)];
             if images {
-                for img in &m.images {
-                    if let Some(data) = img.base64() {
-                        let url = format!("data:{};base64,{data}", img.mime_type);
-                        content.push(json!({ "type": "input_image", "image_url": url }));
-                    }
-                }
+                content.extend(m.data_urls().map(|url| json!({ "type": "input_image", "image_url": url })));
             }
             vec![json!({ "type": "message", "role": "user", "content": content })]
         }
-        Role::Tool => vec![json!({
-            "type": "function_call_output",
-            "call_id": m.tool_call_id.clone().unwrap_or_default(),
-            "output": m.content,
-        })],
+        Role::Tool => {
+            // The output may be a list of input items: the text, then the result's images.
+            let text = m.tool_text(images);
+            let pictures: Vec<Value> = match images {
+                true => m.data_urls().map(|url| json!({ "type": "input_image", "image_url": url })).collect(),
+                false => Vec::new(),
+            };
+            let output = match pictures.is_empty() {
+                true => Value::String(text.into_owned()),
+                false => Value::Array(std::iter::once(input_text(&text)).chain(pictures).collect()),
+            };
+            vec![json!({
+                "type": "function_call_output",
+                "call_id": m.tool_call_id.clone().unwrap_or_default(),
+                "output": output,
+            })]
+        }
         Role::Assistant => {
             // Only this API's reasoning items (another provider's thinking blocks mean
             // nothing here).
@@ -238,6 +245,19 @@ fn usage_of(usage: &Value) -> TokenUsage {
 mod tests {
     use super::*;
     use crate::provider::{FunctionCall, ToolCallRequest};
+
+    #[test]
+    fn a_tool_result_s_images_go_in_its_output_list() {
+        let result = crate::provider::tool_result_with_image("call_1");
+        let items = items(&result, true);
+        let output = items[0]["output"].as_array().expect("a list");
+        assert_eq!(output[0], json!({ "type": "input_text", "text": result.content }));
+        assert_eq!(output[1]["type"], "input_image");
+        assert!(output[1]["image_url"].as_str().is_some_and(|u| u.starts_with("data:image/png;base64,")));
+        let blind = super::items(&result, false);
+        let text = blind[0]["output"].as_str().expect("text only");
+        assert!(text.ends_with(crate::provider::IMAGES_NOT_SHOWN), "{text}");
+    }
 
     #[test]
     fn the_history_becomes_input_items_with_reasoning_sent_back_in_order() {

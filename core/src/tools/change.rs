@@ -44,6 +44,7 @@ impl Change {
             content: vec![diff],
             raw: json!({ "path": resolved, "result": self.summary }),
             ok: true,
+            images: Vec::new(),
         })
     }
 }

@@ -93,6 +93,7 @@ fn deliver(args: &Value, jail: &Jail) -> Result<Output, ToolError> {
         content: vec![ToolContent::Block(Box::new(block))],
         raw: json!({ "uri": uri, "sha256": hash, "bytes": again.len() }),
         ok: true,
+        images: Vec::new(),
     })
 }
 

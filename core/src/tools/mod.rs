@@ -15,6 +15,7 @@ pub mod deliver_file;
 pub mod edit_file;
 pub mod files;
 pub mod glob;
+pub mod image;
 pub mod jail;
 pub mod list_directory;
 pub mod read_file;
@@ -26,6 +27,7 @@ pub mod terminal;
 pub mod text_match;
 pub mod update_plan;
 mod walk;
+pub mod web_fetch;
 pub mod write_file;
 
 use serde::de::DeserializeOwned;
@@ -75,6 +77,10 @@ pub enum Needs {
     Escalated { command: String, escalation: crate::sandbox::Escalation },
     /// Calling a tool of an MCP server (its full `mcp__server__tool` name).
     Mcp(String),
+    /// Fetching a URL from the agent's own process (`web_fetch`): `host` is its host and port,
+    /// what an "always" answer is scoped to. `private`: the host is, or resolves to, a loopback,
+    /// private or link-local address (the user's own services), which always asks.
+    Fetch { url: String, host: String, private: bool },
 }
 
 /// How a call is shown before it runs.
@@ -97,12 +103,15 @@ pub struct Output {
     /// Whether the call did what it was asked (a command that exits non-zero did not): the
     /// card shows `completed` or `failed`.
     pub ok: bool,
+    /// Images the model sees with `for_model` (if it takes images; `for_model` says what they
+    /// are for one that does not), stored under `uploads/` ([`image`]).
+    pub images: Vec<crate::provider::ImageRef>,
 }
 
 impl Output {
     pub fn text(text: String, raw: Value) -> Self {
         let content = vec![ToolContent::Text(text.clone())];
-        Self { for_model: text, content, raw, ok: true }
+        Self { for_model: text, content, raw, ok: true, images: Vec::new() }
     }
 }
 

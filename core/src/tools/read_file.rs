@@ -4,8 +4,8 @@ use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, location, parse_args};
-use crate::event::ToolKind;
+use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, display, image, location, parse_args};
+use crate::event::{ToolContent, ToolKind};
 use crate::provider::ToolSpec;
 
 /// Most lines returned by one read.
@@ -37,7 +37,8 @@ impl Tool for ReadFile {
         super::spec(
             "read_file",
             "Read a text file. Lines are numbered. One call returns at most 2000 lines or about 40 KB; use offset/limit \
-             (1-based lines) to read on. Lines longer than 2000 characters are shortened (head and tail kept).",
+             (1-based lines) to read on. Lines longer than 2000 characters are shortened (head and tail kept). \
+             An image (PNG, JPEG, GIF, WebP; at most 5 MB) is returned as the image itself.",
             json!({"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}),
         )
     }
@@ -77,11 +78,43 @@ impl Tool for ReadFile {
                 let text = std::fs::read(&saved).map_err(|e| ToolError::Failed(format!("{}: {e}", a.path)))?;
                 return Ok(numbered(&saved, &String::from_utf8_lossy(&text), a.offset, a.limit));
             }
+            if let Some(output) = image(&a.path, cx).await? {
+                return Ok(output);
+            }
             let (path, text) = cx.files().read(cx.jail, &a.path).await?;
             let text = text.ok_or_else(|| ToolError::Failed(format!("{} does not exist", a.path)))?;
             Ok(numbered(&path, &text, a.offset, a.limit))
         })
     }
+}
+
+/// The file as an image for the model, when its first bytes say it is one (PNG, JPEG, GIF,
+/// WebP). `None`: it is read as text, from the disk or the editor; a file that cannot be opened
+/// is left to that read too, which says why. Images come from the disk alone: an editor's
+/// buffers are text.
+async fn image(path: &str, cx: &ToolContext<'_>) -> Result<Option<Output>, ToolError> {
+    use std::io::Read;
+    let (jail, path, uploads) = (cx.jail.clone(), path.to_string(), cx.uploads.to_path_buf());
+    super::walk::blocking(cx.cancel, move |_| {
+        let Ok((resolved, mut file)) = jail.open_read(&path) else { return Ok(None) };
+        let mut bytes = Vec::new();
+        if (&mut file).take(12).read_to_end(&mut bytes).is_err() {
+            return Ok(None);
+        }
+        let Some(mime) = image::sniff(&bytes) else { return Ok(None) };
+        let shown = display(&resolved, &jail);
+        let failed = |why: String| ToolError::Failed(format!("{shown} is an image ({mime}): {why}"));
+        // One byte past the cap tells a file that grew since its size was read.
+        let room = (image::MAX_BYTES + 1 - bytes.len()) as u64;
+        file.take(room).read_to_end(&mut bytes).map_err(|e| failed(e.to_string()))?;
+        let kept = image::keep(&uploads, &bytes, mime).map_err(|e| failed(e.to_string()))?;
+        let for_model = format!("{shown} is an image ({mime}, {} bytes).", bytes.len());
+        let mut content = vec![ToolContent::Text(for_model.clone())];
+        content.extend(image::card(&bytes, mime));
+        let raw = json!({ "path": resolved, "mimeType": mime, "bytes": bytes.len() });
+        Ok(Some(Output { for_model, content, raw, ok: true, images: vec![kept] }))
+    })
+    .await
 }
 
 /// The requested lines, numbered, with a note on how to read on when more remain.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::files::Files;
-use super::{Announce, Jail, Output, ToolError};
+use super::{Announce, Jail, Needs, Output, ToolError};
 use crate::editor::EditorClient;
 use crate::event::{PlanItem, Terminal, ToolContent};
 use crate::provider::ToolSpec;
@@ -24,6 +24,13 @@ pub trait Tool: Send + Sync {
     /// How a call is shown before it runs, and what permission it needs. Fails on bad arguments
     /// (or a path outside the jail) before anything is shown as running.
     fn announce(&self, args: &Value, jail: &Jail) -> Result<Announce, ToolError>;
+
+    /// Settles what the arguments alone cannot, before the permission is decided (`web_fetch`
+    /// resolves its host: a name that leads to a local address asks like one). Most tools
+    /// know all they need from their arguments.
+    fn assess<'a>(&'a self, announce: Announce, _cancel: &'a CancellationToken) -> BoxFuture<'a, Announce> {
+        Box::pin(async move { announce })
+    }
 
     /// Whether the card stays `pending` while the tool runs: a tool whose running is waiting for
     /// the user (a question) is not yet at work, and its end is what marks the card.
@@ -81,6 +88,8 @@ pub struct ToolContext<'a> {
     pub outputs: &'a Path,
     /// How the session's commands are confined (before any escalation of this call).
     pub sandbox: &'a crate::sandbox::Confinement,
+    /// What the call was allowed as (`web_fetch` reaches a local host only if that was asked).
+    pub needs: &'a Needs,
 }
 
 impl ToolContext<'_> {
@@ -104,6 +113,7 @@ static BUILTIN: LazyLock<Vec<Arc<dyn Tool>>> = LazyLock::new(|| {
         Arc::new(super::deliver_file::DeliverFile),
         Arc::new(super::ask_user::AskUser),
         Arc::new(super::update_plan::UpdatePlan),
+        Arc::new(super::web_fetch::WebFetch),
     ]
 });
 

@@ -238,7 +238,7 @@ pub async fn run(
     shown.push_str(&card.text());
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": output.dropped() });
     let content = vec![crate::event::ToolContent::Text(ended_line(shown))];
-    Ok((Output { for_model, content, raw, ok }, exit))
+    Ok((Output { for_model, content, raw, ok, images: Vec::new() }, exit))
 }
 
 /// A sandboxed command whose temp dir could not be made does not run.

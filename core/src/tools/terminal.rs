@@ -104,7 +104,7 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -
         "truncated": truncated, "output": text,
     });
     let content = vec![ToolContent::Terminal(terminal_id)];
-    Ok(Output { for_model, content, raw, ok })
+    Ok(Output { for_model, content, raw, ok, images: Vec::new() })
 }
 
 /// Kills (if `kill`) and releases the terminal in the background, after the turn has answered.

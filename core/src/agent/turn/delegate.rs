@@ -218,7 +218,7 @@ impl Turn {
             "stopReason": stop.map(StopReason::as_str),
             "answer": answer,
         });
-        Ok(Output { for_model, content, raw, ok })
+        Ok(Output { for_model, content, raw, ok, images: Vec::new() })
     }
 }
 

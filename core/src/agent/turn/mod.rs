@@ -385,7 +385,7 @@ impl Turn {
                 let first = calls_made + 1;
                 calls_made += batch.len() as u32;
                 let results = if cancelled {
-                    vec![None; batch.len()]
+                    batch.iter().map(|_| None).collect()
                 } else {
                     // Consecutive delegate calls run at once (each waits for a slot); any
                     // other call runs alone, in order.
@@ -393,16 +393,18 @@ impl Turn {
                     futures_util::future::join_all(calls).await
                 };
                 for (call, result) in batch.iter().zip(results) {
-                    let result = match result {
-                        Some(text) => text,
-                        None if cancelled => "cancelled by the user before it ran".to_string(),
+                    let answer = match result {
+                        Some(answer) => answer,
+                        None if cancelled => "cancelled by the user before it ran".to_string().into(),
                         None => {
                             cancelled = true;
-                            "cancelled by the user".to_string()
+                            "cancelled by the user".to_string().into()
                         }
                     };
                     // Every tool call gets an answer, or the provider rejects the next request.
-                    self.remember(&mut messages, ChatMessage::tool_result(call.id.clone(), result)).await;
+                    let mut message = ChatMessage::tool_result(call.id.clone(), answer.text);
+                    message.images = answer.images;
+                    self.remember(&mut messages, message).await;
                 }
             }
             if cancelled {

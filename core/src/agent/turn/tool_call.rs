@@ -63,6 +63,18 @@ impl Updates for Card<'_> {
     }
 }
 
+/// What the model reads of one call: its text, and the images that go with it.
+pub(super) struct Answer {
+    pub text: String,
+    pub images: Vec<crate::provider::ImageRef>,
+}
+
+impl From<String> for Answer {
+    fn from(text: String) -> Self {
+        Self { text, images: Vec::new() }
+    }
+}
+
 fn failed(id: &str, message: &str) -> ToolPatch {
     ToolPatch::new(id)
         .status(ToolStatus::Failed)
@@ -94,15 +106,15 @@ impl Turn {
     }
 
     /// Marks the card failed; the model reads the same message.
-    async fn fail(&self, id: &str, error: &ToolError) -> Option<String> {
+    async fn fail(&self, id: &str, error: &ToolError) -> Option<Answer> {
         let message = error.to_string();
         self.tool_update(failed(id, &message)).await;
-        Some(format!("error: {message}"))
+        Some(format!("error: {message}").into())
     }
 
     /// Announces, authorizes and runs the `n`th call of the turn. Returns what the model
     /// reads, or `None` if the user cancelled the turn.
-    pub(super) async fn tool_call(&self, registry: &Registry, n: u32, call: &ToolCallRequest) -> Option<String> {
+    pub(super) async fn tool_call(&self, registry: &Registry, n: u32, call: &ToolCallRequest) -> Option<Answer> {
         // The model's ids may repeat across requests (some servers number them per response),
         // so the client sees ids of our own, unique in the session.
         // A subagent's ids carry its parent card's, so they are unique on the parent's stream too.
@@ -124,11 +136,12 @@ impl Turn {
         let card =
             ToolStart { id: id.clone(), name: name.to_string(), title, kind, locations, raw_input: args.clone() };
         self.emit(Event::ToolStarted(card)).await;
-        let (tool, mut announce) = match (tool, announced) {
+        let (tool, announce) = match (tool, announced) {
             (Some(tool), Ok(announce)) => (tool, announce),
             (_, Err(e)) => return self.fail(&id, &e).await,
             (None, Ok(_)) => return self.fail(&id, &ToolError::Unknown(name.to_string())).await,
         };
+        let mut announce = tool.assess(announce, &self.cancel).await;
         let updates = Card { turn: self, id: &id };
         let uploads = self.config.data_dir.join("uploads");
         let outputs = self.outputs_dir();
@@ -154,15 +167,19 @@ impl Turn {
             uploads: &uploads,
             outputs: &outputs,
             sandbox: &sandbox,
+            needs: &announce.needs,
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
             Ok(Decision::Allow) => {}
             Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => return None,
             Ok(Decision::Reject(reason)) => {
                 self.tool_update(failed(&id, &format!("Not run: {reason}."))).await;
-                return Some(format!(
-                    "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
-                ));
+                return Some(
+                    format!(
+                        "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
+                    )
+                    .into(),
+                );
             }
             Err(e) => return self.fail(&id, &e).await,
         }
@@ -197,10 +214,13 @@ impl Turn {
                 .content(content)
                 .raw_output(serde_json::json!({ "error": STOPPED, "stopped": true }));
             self.tool_update(patch).await;
-            return Some(format!(
-                "The user stopped this tool call before it finished ({STOPPED}). Do not run it again unless asked; \
-                 go on with the task another way or say what you need."
-            ));
+            return Some(
+                format!(
+                    "The user stopped this tool call before it finished ({STOPPED}). Do not run it again unless asked; \
+                     go on with the task another way or say what you need."
+                )
+                .into(),
+            );
         }
         if matches!(result, Err(ToolError::Cancelled)) {
             // The tool's own wait was cancelled (a `cancelled` answer to its question): that
@@ -220,7 +240,7 @@ impl Turn {
                     false => crate::tools::cap::for_model(output.for_model, &outputs, &id),
                 };
                 for_model.push_str(&self.nested_instructions(&announce.locations));
-                Some(for_model)
+                Some(Answer { text: for_model, images: output.images })
             }
             Err(e) => self.fail(&id, &e).await,
         }

@@ -106,12 +106,7 @@ fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value>
             Role::User => {
                 let mut blocks: Vec<Value> = Vec::new();
                 if images {
-                    for img in &m.images {
-                        if let Some(data) = img.base64() {
-                            let source = json!({ "type": "base64", "media_type": img.mime_type, "data": data });
-                            blocks.push(json!({ "type": "image", "source": source }));
-                        }
-                    }
+                    blocks.extend(m.images.iter().filter_map(image_block));
                 }
                 blocks.extend(text_block(&m.content));
                 ("user", blocks)
@@ -119,8 +114,17 @@ fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value>
             Role::Tool => {
                 let mut block =
                     json!({ "type": "tool_result", "tool_use_id": m.tool_call_id.clone().unwrap_or_default() });
-                if !m.content.is_empty() {
-                    block["content"] = Value::String(m.content.clone());
+                let text = m.tool_text(images);
+                // A result's images go inside it, after its text (a tool_result's content may
+                // be blocks).
+                let pictures: Vec<Value> = match images {
+                    true => m.images.iter().filter_map(image_block).collect(),
+                    false => Vec::new(),
+                };
+                if !pictures.is_empty() {
+                    block["content"] = Value::Array(text_block(&text).into_iter().chain(pictures).collect());
+                } else if !text.is_empty() {
+                    block["content"] = Value::String(text.into_owned());
                 }
                 ("user", vec![block])
             }
@@ -152,6 +156,12 @@ fn messages(history: &[ChatMessage], thinking: bool, images: bool) -> Vec<Value>
         }
     }
     out.into_iter().map(|(role, content)| json!({ "role": role, "content": content })).collect()
+}
+
+/// An image as a base64 `image` block, or `None` if its file is gone.
+fn image_block(img: &crate::provider::ImageRef) -> Option<Value> {
+    let data = img.base64()?;
+    Some(json!({ "type": "image", "source": { "type": "base64", "media_type": img.mime_type, "data": data } }))
 }
 
 fn is_thinking_block(block: &Value) -> bool {
@@ -191,6 +201,23 @@ mod tests {
             effort: None,
             responses_only: false,
         }
+    }
+
+    #[test]
+    fn a_tool_result_s_images_go_inside_it() {
+        let history = vec![
+            ChatMessage::user("look"),
+            ChatMessage::assistant("", vec![call("a", "read_file", "{}")]),
+            crate::provider::tool_result_with_image("a"),
+        ];
+        let seeing = messages(&history, false, true);
+        let content = seeing[2]["content"][0]["content"].as_array().expect("blocks");
+        assert_eq!(content[0]["type"], "text");
+        assert_eq!(content[1]["type"], "image");
+        assert_eq!(content[1]["source"]["media_type"], "image/png");
+        let blind = messages(&history, false, false);
+        let text = blind[2]["content"][0]["content"].as_str().expect("text only");
+        assert!(text.ends_with(crate::provider::IMAGES_NOT_SHOWN), "{text}");
     }
 
     #[test]
