@@ -7,20 +7,24 @@
 //! cancellation token. Nothing here knows the RPC layer or the agent.
 
 pub mod ask_user;
+pub mod background;
 pub mod cap;
 mod change;
+pub mod command_output;
 pub mod delegate;
 pub mod deliver_file;
 pub mod edit_file;
 pub mod files;
 pub mod glob;
 pub mod jail;
+pub mod kill_command;
 pub mod list_directory;
 pub mod read_file;
 mod registry;
 pub mod run_command;
 pub mod search;
 pub mod shell;
+mod start_background;
 pub mod terminal;
 pub mod update_plan;
 mod walk;
@@ -29,6 +33,7 @@ pub mod write_file;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use background::{BackgroundCommands, TerminalFeed};
 pub use jail::{Jail, JailError, meta as jail_meta};
 pub use registry::{Registry, Tool, ToolContext, Updates};
 
