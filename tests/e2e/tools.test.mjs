@@ -100,7 +100,7 @@ test("read_file: announced with kind, title and location, then completed with th
   // The model saw the tools it may use.
   assert.deepEqual(
     fake.requests.at(-1).body.tools.map((x) => x.function.name),
-    ["read_file", "list_directory", "glob", "search", "write_file", "edit_file", "run_command", "deliver_file", "ask_user", "update_plan", "web_fetch", "delegate"],
+    ["read_file", "list_directory", "glob", "search", "write_file", "edit_file", "run_command", "command_output", "kill_command", "deliver_file", "ask_user", "update_plan", "web_fetch", "delegate"],
   );
   await t.done();
 });

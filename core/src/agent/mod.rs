@@ -285,7 +285,7 @@ impl Agent {
         let req: acp::CloseSessionRequest = parse("session/close", params)?;
         let session = self
             .sessions
-            .remove(&req.session_id.0)
+            .close(&req.session_id.0)
             .ok_or_else(|| AgentError::SessionNotFound(req.session_id.to_string()))?;
         session.cancel_turn();
         to_value(&acp::CloseSessionResponse::new())

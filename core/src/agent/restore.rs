@@ -347,7 +347,7 @@ impl Agent {
             }
             idle.await;
         }
-        self.sessions.remove(&session.id);
+        self.sessions.close(&session.id);
         Ok(serde_json::json!({}))
     }
 }

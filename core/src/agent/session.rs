@@ -43,6 +43,9 @@ pub struct Session {
     environment: tokio::sync::OnceCell<Environment>,
     /// Instruction files below the cwd already brought to the model (once per session).
     instructions_seen: Mutex<std::collections::HashSet<std::path::PathBuf>>,
+    /// Commands the model left running (`run_command` with `background`); they end with the
+    /// session ([`Sessions::remove`], [`Sessions::cancel_all`]).
+    pub background: crate::tools::BackgroundCommands,
 }
 
 pub struct SessionState {
@@ -180,6 +183,7 @@ impl Session {
             parent: None,
             environment: tokio::sync::OnceCell::new(),
             instructions_seen: Mutex::new(seen),
+            background: crate::tools::BackgroundCommands::default(),
             state: Mutex::new(SessionState {
                 model: r.model,
                 history: r.history,
@@ -531,21 +535,38 @@ impl Sessions {
         Some(LoadingMark { id, loading: self.loading.clone() })
     }
 
-    /// Takes a session out of the connection; its MCP servers end with it.
+    /// Takes a session out of the connection; its MCP servers and background commands end
+    /// with it. Their terminals are told nothing more: the session is being deleted or made
+    /// anew from the store (a reload), and an update stored now would take a sequence number
+    /// the new one uses. [`Sessions::close`] tells them.
     pub fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.map().remove(id);
-        if let Some(mcp) = session.as_ref().and_then(|s| s.mcp.get()) {
-            mcp.shutdown();
+        if let Some(session) = &session {
+            if let Some(mcp) = session.mcp.get() {
+                mcp.shutdown();
+            }
+            session.background.end_all(true);
         }
         session
     }
 
-    /// Cancels every running turn and ends every MCP server (connection ending).
+    /// Takes a session out of the connection for good (`session/close`, `session/stop`): its
+    /// background commands' terminals still report their exit, so a replay shows them ended.
+    pub fn close(&self, id: &str) -> Option<Arc<Session>> {
+        if let Some(session) = self.map().get(id) {
+            session.background.end_all(false);
+        }
+        self.remove(id)
+    }
+
+    /// Cancels every running turn and ends every MCP server and background command
+    /// (connection ending).
     pub fn cancel_all(&self) {
         for session in self.map().values() {
             if let Some(mcp) = session.mcp.get() {
                 mcp.shutdown();
             }
+            session.background.end_all(false);
             session.cancel_turn();
         }
     }

@@ -8,8 +8,10 @@
 
 pub mod apply_patch;
 pub mod ask_user;
+pub mod background;
 pub mod cap;
 mod change;
+pub mod command_output;
 pub mod delegate;
 pub mod deliver_file;
 pub mod edit_file;
@@ -17,12 +19,14 @@ pub mod files;
 pub mod glob;
 pub mod image;
 pub mod jail;
+pub mod kill_command;
 pub mod list_directory;
 pub mod read_file;
 mod registry;
 pub mod run_command;
 pub mod search;
 pub mod shell;
+mod start_background;
 pub mod terminal;
 pub mod text_match;
 pub mod update_plan;
@@ -33,6 +37,7 @@ pub mod write_file;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use background::{BackgroundCommands, TerminalFeed};
 pub use jail::{Jail, JailError, meta as jail_meta};
 pub use registry::{Registry, Tool, ToolContext, Updates};
 

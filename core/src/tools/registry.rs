@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::files::Files;
-use super::{Announce, Jail, Needs, Output, ToolError};
+use super::{Announce, BackgroundCommands, Jail, Needs, Output, TerminalFeed, ToolError};
 use crate::editor::EditorClient;
 use crate::event::{PlanItem, Terminal, ToolContent};
 use crate::provider::ToolSpec;
@@ -70,6 +70,9 @@ pub trait Updates: Send + Sync {
     /// A token that `terminal/cancel` of `terminal_id` fires, until [`Updates::terminal_ended`].
     fn cancellable_terminal(&self, terminal_id: &str) -> CancellationToken;
     fn terminal_ended(&self, terminal_id: &str);
+    /// The agent-owned terminal of a background command, which outlives the call: its updates
+    /// go out as the session's, and `terminal/cancel` of it fires `stop` while it runs.
+    fn background_terminal(&self, terminal_id: &str, stop: &CancellationToken) -> Arc<dyn TerminalFeed>;
 }
 
 /// Everything a tool call runs with.
@@ -90,6 +93,9 @@ pub struct ToolContext<'a> {
     pub sandbox: &'a crate::sandbox::Confinement,
     /// What the call was allowed as (`web_fetch` reaches a local host only if that was asked).
     pub needs: &'a Needs,
+    /// The session's background commands (`run_command` with `background`, `command_output`,
+    /// `kill_command`).
+    pub background: &'a BackgroundCommands,
 }
 
 impl ToolContext<'_> {
@@ -110,6 +116,8 @@ static BUILTIN: LazyLock<Vec<Arc<dyn Tool>>> = LazyLock::new(|| {
         Arc::new(super::edit_file::EditFile),
         Arc::new(super::apply_patch::ApplyPatch),
         Arc::new(super::run_command::RunCommand),
+        Arc::new(super::command_output::CommandOutput),
+        Arc::new(super::kill_command::KillCommand),
         Arc::new(super::deliver_file::DeliverFile),
         Arc::new(super::ask_user::AskUser),
         Arc::new(super::update_plan::UpdatePlan),

@@ -29,13 +29,17 @@ impl Tool for RunCommand {
         super::spec(
             "run_command",
             "Run a shell command in the session's working directory. Output is captured; long runs time out. \
+             A command that does not end by itself (a dev server, a file watcher, `tail -f`) would hold the \
+             conversation until it times out: set `background` to true, read its output later with \
+             command_output and end it with kill_command. \
              Commands run in a sandbox: they may write only inside the session's folders and $TMPDIR, cannot \
              read credential stores, and have no network. Only when a command cannot work that way (it must \
              download dependencies, say), set `escalate` to \"network\" (network allowed, the rest holds) or \
              \"unsandboxed\" (no sandbox at all), with a `reason`: the user is asked each time.",
             json!({"type":"object","properties":{
                 "command":{"type":"string"},
-                "timeout_secs":{"type":"integer","minimum":1},
+                "timeout_secs":{"type":"integer","minimum":1,"description":"Ignored with background."},
+                "background":{"type":"boolean","description":"Start it and return after about 2 s with its first output and an id, leaving it running (dev servers, watchers, anything that does not exit by itself)."},
                 "escalate":{"type":"string","enum":["network","unsandboxed"],"description":"Lift part of the sandbox for this call; the user is asked."},
                 "reason":{"type":"string","description":"Why the escalation is needed, shown to the user."}
             },"required":["command"]}),
@@ -52,6 +56,7 @@ impl Tool for RunCommand {
             }
             None => (format!("Run `{first_line}`"), Needs::Command(command)),
         };
+        let title = if a.background { format!("{title} in the background") } else { title };
         Ok(Announce { kind: ToolKind::Execute, title, locations: vec![], needs })
     }
 
@@ -87,7 +92,11 @@ impl Tool for RunCommand {
                 )));
             }
             let launch = confinement.launch();
-            let output = if cx.editor.features().terminal {
+            // Run here even for editors with terminals: a command that outlives the call must
+            // end with the session, and with Corvid (the launcher's parent-death signal).
+            let output = if a.background {
+                super::start_background::run(&a, cx, launch).await
+            } else if cx.editor.features().terminal {
                 super::terminal::run(args, cx, launch).await
             } else {
                 run_local(args, cx, launch).await

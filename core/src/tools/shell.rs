@@ -57,6 +57,9 @@ pub(super) struct Args {
     /// Why, in the model's words: shown in the question.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Start it and return after a short wait, leaving it running (`tools::background`).
+    #[serde(default)]
+    pub background: bool,
 }
 
 impl Args {
@@ -160,24 +163,8 @@ pub async fn run(
 ) -> Result<(Output, Exit), ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
-    let mut cmd = match sandbox {
-        Some(launch) => launch.command(&a.command).await.map_err(temp_dir_failed)?,
-        None => process::shell(&a.command),
-    };
-    process::own_group(&mut cmd)
-        .current_dir(jail.cwd())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for var in secret_vars() {
-        cmd.env_remove(var);
-    }
-    let mut child = cmd.spawn().map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
+    let (mut child, mut rx) = start(&a.command, jail, sandbox).await?;
     let group = Group::of(&child);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    spawn_reader(child.stdout.take(), tx.clone());
-    spawn_reader(child.stderr.take(), tx);
 
     let mut output = Capture::default();
     // What the card shows: the end, as before (the model's copy is cut when it is read).
@@ -207,18 +194,7 @@ pub async fn run(
         }
     };
     if !matches!(ended, Ended::Exited(_)) {
-        if sandbox.is_some() {
-            // The launcher kills what escaped the group (`setsid`) when told to stop; SIGKILL
-            // would end it before it could.
-            if let Some(g) = group {
-                g.terminate();
-            }
-            let _ = tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await;
-        }
-        if let Some(g) = group {
-            g.kill();
-        }
-        status = child.wait().await.ok();
+        status = end(&mut child, group, sandbox.is_some()).await;
     }
     let exit = Exit { code: status.and_then(|s| s.code()), signal: status.as_ref().and_then(process::signal_name) };
     let text = output.text();
@@ -239,6 +215,54 @@ pub async fn run(
     let raw = json!({ "command": a.command, "exitCode": code, "outcome": summary, "truncatedBytes": output.dropped() });
     let content = vec![crate::event::ToolContent::Text(ended_line(shown))];
     Ok((Output { for_model, content, raw, ok, images: Vec::new() }, exit))
+}
+
+/// Starts `command` in the session cwd, in a process group of its own (through the sandbox's
+/// launcher, if any), without provider keys; its stdout and stderr arrive on the receiver,
+/// which closes once both are done.
+pub(super) async fn start(
+    command: &str,
+    jail: &Jail,
+    sandbox: Option<&Launch>,
+) -> Result<(tokio::process::Child, mpsc::UnboundedReceiver<Vec<u8>>), ToolError> {
+    let mut cmd = match sandbox {
+        Some(launch) => launch.command(command).await.map_err(temp_dir_failed)?,
+        None => process::shell(command),
+    };
+    process::own_group(&mut cmd)
+        .current_dir(jail.cwd())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for var in secret_vars() {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd.spawn().map_err(|e| ToolError::Failed(format!("cannot start the command: {e}")))?;
+    let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    spawn_reader(child.stdout.take(), tx.clone());
+    spawn_reader(child.stderr.take(), tx);
+    Ok((child, rx))
+}
+
+/// Ends a started command and everything it started; how it ended. A sandboxed one's
+/// launcher is asked first (SIGTERM), since it kills what escaped the group (`setsid`) and
+/// SIGKILL would end it before it could.
+pub(super) async fn end(
+    child: &mut tokio::process::Child,
+    group: Option<Group>,
+    sandboxed: bool,
+) -> Option<std::process::ExitStatus> {
+    if sandboxed {
+        if let Some(g) = group {
+            g.terminate();
+        }
+        let _ = tokio::time::timeout(LAUNCHER_GRACE, child.wait()).await;
+    }
+    if let Some(g) = group {
+        g.kill();
+    }
+    child.wait().await.ok()
 }
 
 /// A sandboxed command whose temp dir could not be made does not run.

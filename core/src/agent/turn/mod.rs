@@ -240,6 +240,12 @@ impl Turn {
             Some(Command::Prompt(instruction)) => instruction,
             None => text,
         };
+        // Which background commands run is said here, at the end of the conversation, not in
+        // the system prompt, whose unchanged prefix providers cache.
+        let text = match self.session.background.report() {
+            Some(report) => format!("{text}\n\n{report}"),
+            None => text,
+        };
         let mut user_message = ChatMessage::user(text);
         user_message.images = images;
         record_message(&self.outbox, &self.session, &user_message).await;

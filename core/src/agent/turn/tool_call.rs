@@ -2,6 +2,8 @@
 //! run it, and report how it ended. Reject is not cancel: a rejected call goes back to the
 //! model as declined; a cancel (or a `cancelled` answer) ends the turn.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -12,7 +14,7 @@ use crate::agent::session::Stoppable;
 use crate::event::{Event, PlanItem, Terminal, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::sandbox::Confinement;
-use crate::tools::{Announce, Needs, Registry, Tool, ToolContext, ToolError, Updates};
+use crate::tools::{Announce, Needs, Registry, TerminalFeed, Tool, ToolContext, ToolError, Updates};
 
 /// The client's card of one call, as the running tool sees it.
 struct Card<'a> {
@@ -60,6 +62,43 @@ impl Updates for Card<'_> {
 
     fn terminal_ended(&self, terminal_id: &str) {
         self.turn.session.finished(&Stoppable::Terminal(terminal_id.to_string()));
+    }
+
+    fn background_terminal(&self, terminal_id: &str, stop: &CancellationToken) -> Arc<dyn TerminalFeed> {
+        self.turn.session.running(Stoppable::Terminal(terminal_id.to_string()), stop.clone());
+        Arc::new(SessionTerminal {
+            id: terminal_id.to_string(),
+            outbox: self.turn.outbox.clone(),
+            session: self.turn.session.clone(),
+            send: self.turn.delegation.as_ref().is_none_or(|d| d.live),
+        })
+    }
+}
+
+/// A background command's agent-owned terminal: its updates are the session's, stored and
+/// sent outside any turn (the command outlives the call, and the turn).
+struct SessionTerminal {
+    id: String,
+    outbox: crate::agent::outbox::Outbox,
+    session: Arc<crate::agent::session::Session>,
+    /// Whether the client sees them (a subagent's, only when it knows subagents).
+    send: bool,
+}
+
+impl TerminalFeed for SessionTerminal {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn send(&self, update: Terminal) -> BoxFuture<'static, ()> {
+        let (outbox, session, send) = (self.outbox.clone(), self.session.clone(), self.send);
+        Box::pin(async move {
+            crate::agent::outbox::emit(&outbox, &session, None, &Event::Terminal(update), send).await;
+        })
+    }
+
+    fn ended(&self) {
+        self.session.finished(&Stoppable::Terminal(self.id.clone()));
     }
 }
 
@@ -168,6 +207,7 @@ impl Turn {
             outputs: &outputs,
             sandbox: &sandbox,
             needs: &announce.needs,
+            background: &self.session.background,
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
             Ok(Decision::Allow) => {}
@@ -240,6 +280,11 @@ impl Turn {
                     false => crate::tools::cap::for_model(output.for_model, &outputs, &id),
                 };
                 for_model.push_str(&self.nested_instructions(&announce.locations));
+                // A background command that ended meanwhile (a server that crashed) is news.
+                if let Some(news) = self.session.background.news() {
+                    for_model.push_str("\n\n");
+                    for_model.push_str(&news);
+                }
                 Some(Answer { text: for_model, images: output.images })
             }
             Err(e) => self.fail(&id, &e).await,
