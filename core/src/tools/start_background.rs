@@ -92,7 +92,7 @@ pub async fn run(a: &Args, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -> Re
             read.status.describe()
         ))],
     };
-    Ok(Output { for_model, content, raw, ok })
+    Ok(Output { for_model, content, raw, ok, images: Vec::new() })
 }
 
 fn with_newline(text: &str) -> String {

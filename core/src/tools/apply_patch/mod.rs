@@ -146,6 +146,7 @@ impl ApplyPatch {
             content: diffs,
             raw: json!({ "files": done, "result": summary }),
             ok: true,
+            images: Vec::new(),
         })
     }
 }
