@@ -151,7 +151,7 @@ test("the model is told which background commands run; they end when the agent e
   assert.match(unknown, /no background command `bg9` in this session \(known: bg1, bg2\)/, unknown);
   const pids = withTag(tag);
   await t.exit();
-  await until("the background command to end with the agent", () => withTag(tag).length === 0, 3000);
+  await until("the background command to end with the agent", () => withTag(tag).length === 0, 10_000);
   // Each pid is gone, or a zombie not yet reaped by init (no command line left).
   for (const pid of pids) {
     let stat = "";
@@ -169,7 +169,7 @@ test("a background command dies with Corvid when it is killed with SIGKILL (gran
   assert.ok(withTag(tag).length >= 3, "running after its turn");
   t.agent.child.kill("SIGKILL");
   await t.agent.exited;
-  await until("nothing of the command to be left", () => withTag(tag).length === 0, 3000);
+  await until("nothing of the command to be left", () => withTag(tag).length === 0, 10_000);
 });
 
 test("v2: a background command is an agent-owned terminal that streams after its turn; terminal/cancel kills it", { skip }, async () => {

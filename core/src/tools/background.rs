@@ -175,7 +175,11 @@ impl BackgroundCommands {
                 "{running} background commands are running already; end one with kill_command first"
             )));
         }
-        let (child, output) = shell::start(command, jail, sandbox).await?;
+        // A sandboxed job's child is dropped only when Corvid's runtime shuts down (its watcher
+        // owns it), right after `end_all` sent the group SIGTERM: a SIGKILL of the launcher then
+        // would end it before it killed what escaped the group (`setsid`), which would go to
+        // init. Its parent-death signal and its SIGTERM end the tree instead.
+        let (child, output) = shell::start(command, jail, sandbox, sandbox.is_none()).await?;
         let stop = CancellationToken::new();
         let (done, _) = watch::channel(false);
         let mut jobs = self.jobs();

@@ -163,7 +163,7 @@ pub async fn run(
 ) -> Result<(Output, Exit), ToolError> {
     let a: Args = parse_args("run_command", args)?;
     let timeout = a.timeout();
-    let (mut child, mut rx) = start(&a.command, jail, sandbox).await?;
+    let (mut child, mut rx) = start(&a.command, jail, sandbox, true).await?;
     let group = Group::of(&child);
 
     let mut output = Capture::default();
@@ -219,11 +219,12 @@ pub async fn run(
 
 /// Starts `command` in the session cwd, in a process group of its own (through the sandbox's
 /// launcher, if any), without provider keys; its stdout and stderr arrive on the receiver,
-/// which closes once both are done.
+/// which closes once both are done. `kill_on_drop`: a dropped child is SIGKILLed.
 pub(super) async fn start(
     command: &str,
     jail: &Jail,
     sandbox: Option<&Launch>,
+    kill_on_drop: bool,
 ) -> Result<(tokio::process::Child, mpsc::UnboundedReceiver<Vec<u8>>), ToolError> {
     let mut cmd = match sandbox {
         Some(launch) => launch.command(command).await.map_err(temp_dir_failed)?,
@@ -234,7 +235,7 @@ pub(super) async fn start(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .kill_on_drop(kill_on_drop);
     for var in secret_vars() {
         cmd.env_remove(var);
     }
