@@ -26,6 +26,10 @@ struct Args {
 pub struct Glob;
 
 impl Tool for Glob {
+    fn reads_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "glob"
     }

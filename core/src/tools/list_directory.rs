@@ -22,6 +22,10 @@ struct Args {
 pub struct ListDirectory;
 
 impl Tool for ListDirectory {
+    fn reads_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "list_directory"
     }

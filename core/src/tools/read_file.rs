@@ -25,6 +25,10 @@ struct Args {
 pub struct ReadFile;
 
 impl Tool for ReadFile {
+    fn reads_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "read_file"
     }

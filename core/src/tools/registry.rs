@@ -38,6 +38,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether a call only reads the workspace (changes nothing, asks nothing): such calls in
+    /// one answer run at once, and one succeeding does not mean the world changed.
+    fn reads_only(&self) -> bool {
+        false
+    }
+
     /// Whether the tool bounds its own result and says how to read on (`read_file`): such a
     /// result is not cut again for the model (`tools::cap`).
     fn pages_itself(&self) -> bool {

@@ -31,6 +31,10 @@ struct Args {
 pub struct Search;
 
 impl Tool for Search {
+    fn reads_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "search"
     }

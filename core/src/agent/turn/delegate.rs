@@ -14,28 +14,14 @@ use crate::agent::outbox::emit;
 use crate::agent::subagent::Delegation;
 use crate::agent::subagent::progress::Progress;
 use crate::event::{Event, SessionMessage, StopReason, Subagent, SubagentState, ToolContent};
-use crate::provider::{ChatMessage, Role, ToolCallRequest};
-use crate::tools::delegate::{Args, NAME, SubagentMode};
+use crate::provider::{ChatMessage, Role};
+use crate::tools::delegate::{Args, SubagentMode};
 use crate::tools::{Output, ToolContext, ToolError};
 
 /// Appended to a subagent's system prompt.
 pub(super) const SUBAGENT_NOTE: &str = "\n\nYou are a subagent: another agent handed you the task in the next message \
 and sees nothing of your work but your final message. Work on the task on your own, then end with one message that \
 is your complete answer (findings, what you changed, what is left), written for that agent.";
-
-/// A step's tool calls in the groups that run together: each run of consecutive `delegate`
-/// calls is one group (its subagents run at once), any other call a group of its own.
-pub(super) fn batches(calls: &[ToolCallRequest]) -> Vec<&[ToolCallRequest]> {
-    let is_delegate = |c: &ToolCallRequest| c.function.name == NAME;
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < calls.len() {
-        let len = if is_delegate(&calls[i]) { calls[i..].iter().take_while(|c| is_delegate(c)).count() } else { 1 };
-        out.push(&calls[i..i + len]);
-        i += len;
-    }
-    out
-}
 
 /// A session message's header and its one text block, as two events.
 fn message(header: SessionMessage, text: &str) -> [Event; 2] {
@@ -225,27 +211,4 @@ impl Turn {
 /// What a subagent that did not finish had said, for the parent model.
 fn so_far(answer: &str) -> String {
     if answer.is_empty() { String::new() } else { format!(" Its last message:\n\n{answer}") }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::provider::FunctionCall;
-
-    fn call(name: &str) -> ToolCallRequest {
-        ToolCallRequest {
-            id: name.into(),
-            kind: "function".into(),
-            function: FunctionCall { name: name.into(), arguments: "{}".into() },
-            extra_content: None,
-        }
-    }
-
-    #[test]
-    fn consecutive_delegate_calls_run_together_and_others_alone() {
-        let calls = [call("delegate"), call("delegate"), call("read_file"), call("delegate"), call("glob")];
-        let sizes: Vec<usize> = batches(&calls).iter().map(|b| b.len()).collect();
-        assert_eq!(sizes, [2, 1, 1, 1]);
-        assert!(batches(&[]).is_empty());
-    }
 }

@@ -11,6 +11,7 @@
 //! stops emitting, flushes the outbox (so what was already queued reaches the client) and only
 //! then answers, so no update of a cancelled turn can follow its `session/prompt` response.
 
+mod batches;
 mod compact;
 mod delegate;
 mod model_step;
@@ -41,6 +42,7 @@ use crate::store::time::now_rfc3339;
 use crate::tools::{Jail, Registry};
 use compact::{Compacted, Model, Why};
 use model_step::{ModelRequest, TextAs};
+use tool_call::Answer;
 
 /// Everything a turn needs besides the session itself.
 pub struct TurnContext {
@@ -312,6 +314,7 @@ impl Turn {
         let specs = registry.specs();
         let specs_bytes = compaction::specs_bytes(&specs);
         let mut calls_made = 0u32;
+        let mut loop_guard = batches::LoopGuard::default();
         // Whether the request about to be sent was already compacted after a context error.
         let mut retried_overflow = false;
         for _request in 0..self.config.max_turn_requests {
@@ -387,24 +390,29 @@ impl Turn {
                 });
             }
             let mut cancelled = false;
-            for batch in delegate::batches(&step.tool_calls) {
+            for batch in batches::batches(&step.tool_calls, &registry) {
                 let first = calls_made + 1;
                 calls_made += batch.len() as u32;
                 let results = if cancelled {
                     batch.iter().map(|_| None).collect()
                 } else {
-                    // Consecutive delegate calls run at once (each waits for a slot); any
-                    // other call runs alone, in order.
-                    let calls = batch.iter().zip(first..).map(|(call, n)| self.tool_call(&registry, n, call));
+                    // A batch's calls run at once (see `batches`); the answers keep the order.
+                    let calls = batch
+                        .iter()
+                        .zip(first..)
+                        .map(|(call, n)| self.tool_call(&registry, n, call, loop_guard.refuses(call)));
                     futures_util::future::join_all(calls).await
                 };
                 for (call, result) in batch.iter().zip(results) {
                     let answer = match result {
-                        Some(answer) => answer,
-                        None if cancelled => "cancelled by the user before it ran".to_string().into(),
+                        Some(answer) => {
+                            loop_guard.record(call, answer.failed, &registry);
+                            answer
+                        }
+                        None if cancelled => Answer::cancelled("cancelled by the user before it ran"),
                         None => {
                             cancelled = true;
-                            "cancelled by the user".to_string().into()
+                            Answer::cancelled("cancelled by the user")
                         }
                     };
                     // Every tool call gets an answer, or the provider rejects the next request.

@@ -102,15 +102,22 @@ impl TerminalFeed for SessionTerminal {
     }
 }
 
-/// What the model reads of one call: its text, and the images that go with it.
+/// What the model reads of one call: its text, and the images that go with it; and whether
+/// the call failed (for [`super::batches::LoopGuard`]).
 pub(super) struct Answer {
     pub text: String,
     pub images: Vec<crate::provider::ImageRef>,
+    pub failed: bool,
 }
 
-impl From<String> for Answer {
-    fn from(text: String) -> Self {
-        Self { text, images: Vec::new() }
+impl Answer {
+    fn failed(text: String) -> Self {
+        Self { text, images: Vec::new(), failed: true }
+    }
+
+    /// The answer to a call the user's cancel stopped or kept from running.
+    pub(super) fn cancelled(text: &str) -> Self {
+        Self { text: text.to_string(), images: Vec::new(), failed: false }
     }
 }
 
@@ -148,12 +155,19 @@ impl Turn {
     async fn fail(&self, id: &str, error: &ToolError) -> Option<Answer> {
         let message = error.to_string();
         self.tool_update(failed(id, &message)).await;
-        Some(format!("error: {message}").into())
+        Some(Answer::failed(format!("error: {message}")))
     }
 
-    /// Announces, authorizes and runs the `n`th call of the turn. Returns what the model
-    /// reads, or `None` if the user cancelled the turn.
-    pub(super) async fn tool_call(&self, registry: &Registry, n: u32, call: &ToolCallRequest) -> Option<Answer> {
+    /// Announces, authorizes and runs the `n`th call of the turn (a `refused` one fails at
+    /// once: the model keeps repeating it). Returns what the model reads, or `None` if the user
+    /// cancelled the turn.
+    pub(super) async fn tool_call(
+        &self,
+        registry: &Registry,
+        n: u32,
+        call: &ToolCallRequest,
+        refused: bool,
+    ) -> Option<Answer> {
         // The model's ids may repeat across requests (some servers number them per response),
         // so the client sees ids of our own, unique in the session.
         // A subagent's ids carry its parent card's, so they are unique on the parent's stream too.
@@ -175,6 +189,10 @@ impl Turn {
         let card =
             ToolStart { id: id.clone(), name: name.to_string(), title, kind, locations, raw_input: args.clone() };
         self.emit(Event::ToolStarted(card)).await;
+        if refused {
+            self.tool_update(failed(&id, super::batches::REPEATED)).await;
+            return Some(Answer::failed(super::batches::REPEATED.to_string()));
+        }
         let (tool, announce) = match (tool, announced) {
             (Some(tool), Ok(announce)) => (tool, announce),
             (_, Err(e)) => return self.fail(&id, &e).await,
@@ -214,12 +232,9 @@ impl Turn {
             Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => return None,
             Ok(Decision::Reject(reason)) => {
                 self.tool_update(failed(&id, &format!("Not run: {reason}."))).await;
-                return Some(
-                    format!(
-                        "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
-                    )
-                    .into(),
-                );
+                return Some(Answer::failed(format!(
+                    "The user declined this tool call ({reason}). Do not retry it unchanged; ask or try another way."
+                )));
             }
             Err(e) => return self.fail(&id, &e).await,
         }
@@ -254,13 +269,10 @@ impl Turn {
                 .content(content)
                 .raw_output(serde_json::json!({ "error": STOPPED, "stopped": true }));
             self.tool_update(patch).await;
-            return Some(
-                format!(
-                    "The user stopped this tool call before it finished ({STOPPED}). Do not run it again unless asked; \
-                     go on with the task another way or say what you need."
-                )
-                .into(),
-            );
+            return Some(Answer::failed(format!(
+                "The user stopped this tool call before it finished ({STOPPED}). Do not run it again unless asked; \
+                 go on with the task another way or say what you need."
+            )));
         }
         if matches!(result, Err(ToolError::Cancelled)) {
             // The tool's own wait was cancelled (a `cancelled` answer to its question): that
@@ -270,6 +282,7 @@ impl Turn {
         }
         match result {
             Ok(output) => {
+                let failed = !output.ok;
                 let status = if output.ok { ToolStatus::Completed } else { ToolStatus::Failed };
                 self.tool_update(ToolPatch::new(&id).status(status).content(output.content).raw_output(output.raw))
                     .await;
@@ -285,7 +298,7 @@ impl Turn {
                     for_model.push_str("\n\n");
                     for_model.push_str(&news);
                 }
-                Some(Answer { text: for_model, images: output.images })
+                Some(Answer { text: for_model, images: output.images, failed })
             }
             Err(e) => self.fail(&id, &e).await,
         }
