@@ -1,9 +1,11 @@
 // How one answer's tool calls run, seen from the editor: reads the model asks for together
 // run at once (the editor gets every `fs/read_text_file` before it answers the first), and a
 // call that failed twice with the same arguments is not run a third time (the editor is not
-// asked again; the model reads why). Driven with raw lines; every frame is schema-validated.
+// asked again; the model reads why). Fetches run with the reads, but their permission
+// questions come one at a time. Driven with raw lines; every frame is schema-validated.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -112,5 +114,38 @@ test("the same call failing twice is not run a third time; the model is told why
     assert.deepEqual(agent.violations, [], "every frame is valid ACP");
   } finally {
     await agent.stop();
+  }
+});
+
+test("two fetches in one answer: one permission question at a time, both pages read", async () => {
+  const page = http.createServer((req, res) => res.writeHead(200, { "content-type": "text/plain" }).end(`page ${req.url}`));
+  await new Promise((r) => page.listen(0, "127.0.0.1", r));
+  const url = (path) => `http://127.0.0.1:${page.address().port}${path}`;
+  const root = workspace();
+  const { agent, sessionId } = await setup(root);
+  try {
+    const fetch = (path) => ({ name: "web_fetch", arguments: JSON.stringify({ url: url(path) }) });
+    fake.script("FETCH-TWO", { steps: [{ toolCalls: [fetch("/one"), fetch("/two")] }, say("Fetched.")] });
+    agent.send({ jsonrpc: "2.0", id: "p", method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "FETCH-TWO" }] } });
+    const questions = () => agent.frames.filter((f) => f.method === "session/request_permission");
+    const first = await agent.waitFor((f) => f.method === "session/request_permission", 5000, "the first question");
+    // Both cards are up (the calls run at once), but the second question waits for the first.
+    await agent.waitFor(() => agent.updates(sessionId).filter((u) => u.sessionUpdate === "tool_call").length === 2, 5000, "both cards");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(questions().length, 1, "one question at a time");
+    agent.send({ jsonrpc: "2.0", id: first.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+    const second = await agent.waitFor((f) => f.method === "session/request_permission" && f.id !== first.id, 5000, "the second question");
+    assert.notEqual(second.params.toolCall.toolCallId, first.params.toolCall.toolCallId);
+    agent.send({ jsonrpc: "2.0", id: second.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+    const answer = await agent.waitFor((f) => f.id === "p" && !("method" in f), 5000, "the prompt's answer");
+    assert.equal(answer.result?.stopReason, "end_turn");
+    const results = toolResults(fake.requests.filter((r) => r.api === "openai").at(-1).body).map((m) => m.content);
+    assert.equal(results.length, 2);
+    assert.match(results[0], /page \/one/);
+    assert.match(results[1], /page \/two/);
+    assert.deepEqual(agent.violations, [], "every frame is valid ACP");
+  } finally {
+    await agent.stop();
+    page.close();
   }
 });

@@ -38,8 +38,9 @@ pub trait Tool: Send + Sync {
         false
     }
 
-    /// Whether a call only reads the workspace (changes nothing, asks nothing): such calls in
-    /// one answer run at once, and one succeeding does not mean the world changed.
+    /// Whether a call only reads (the workspace, or the web): it changes nothing, so such
+    /// calls in one answer run at once (any permission questions still one at a time), and
+    /// one succeeding does not mean something changed.
     fn reads_only(&self) -> bool {
         false
     }

@@ -1,9 +1,10 @@
 //! How one step's tool calls run: which of them run at once, and which are not run at all.
 //!
 //! Calls that cannot interfere run together: consecutive `delegate` calls (each subagent waits
-//! for its own slot) and consecutive calls that only read the workspace (`read_file`,
-//! `list_directory`, `glob`, `search`). Anything else runs alone, in the model's order, so an
-//! edit and the command that tests it never race. [`LoopGuard`] stops a model that keeps
+//! for its own slot) and consecutive calls that only read (`read_file`, `list_directory`,
+//! `glob`, `search`, `web_fetch`; a fetch that must ask waits for its answer, questions go one
+//! at a time). Anything else runs alone, in the model's order, so an edit and the command
+//! that tests it never race. [`LoopGuard`] stops a model that keeps
 //! making the same failing call.
 
 use std::collections::HashMap;
@@ -111,6 +112,7 @@ mod tests {
             call("read_file", "{}"),
             call("search", "{}"),
             call("glob", "{}"),
+            call("web_fetch", "{}"),
             call("edit_file", "{}"),
             call("read_file", "{}"),
             call("delegate", "{}"),
@@ -119,7 +121,7 @@ mod tests {
             call("no_such_tool", "{}"),
             call("list_directory", "{}"),
         ];
-        assert_eq!(sizes(&calls), [2, 3, 1, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(sizes(&calls), [2, 4, 1, 1, 1, 1, 1, 1, 1]);
         assert!(sizes(&[]).is_empty());
     }
 

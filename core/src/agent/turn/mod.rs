@@ -108,6 +108,9 @@ pub struct Turn {
     tokens: std::sync::Mutex<Option<TurnTokens>>,
     host: Option<super::subagent::Host>,
     delegation: Option<super::subagent::Delegation>,
+    /// Held while a permission question is out: calls that run at once (`batches`) ask one
+    /// at a time, and an "always" answer settles the questions waiting behind it.
+    asking: tokio::sync::Mutex<()>,
 }
 
 impl Turn {
@@ -136,6 +139,7 @@ impl Turn {
             tokens: std::sync::Mutex::new(None),
             host: ctx.host,
             delegation: ctx.delegation,
+            asking: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -350,6 +350,10 @@ impl Turn {
         if let Some(decision) = permission::settled(&self.session, tool.name(), &announce.needs) {
             return Ok(decision);
         }
+        let _asking = tokio::select! {
+            guard = self.asking.lock() => guard,
+            () = self.cancel.cancelled() => return Ok(Decision::Cancelled),
+        };
         let preview = tool.preview(args, cx).await?;
         let subagent = self.delegation.as_ref().map(|d| d.title.as_str());
         let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview, subagent };

@@ -38,6 +38,10 @@ struct Args {
 pub struct WebFetch;
 
 impl Tool for WebFetch {
+    fn reads_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         NAME
     }
