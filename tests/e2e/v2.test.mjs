@@ -162,3 +162,37 @@ test("kill -9 while a command runs: on resume the terminal has exited (no cancel
   );
   await c.done();
 });
+
+test("kill -9 while a background command runs after its turn: on resume its terminal has exited", async () => {
+  const env = agentEnv({ fake });
+  const cwd = workspace();
+  const a = spawnAgent({ env, validator: v2Validator() });
+  await a.request("i", "initialize", { protocolVersion: 2, info: { name: "crash-bg", version: "1" }, capabilities: {} });
+  const { sessionId } = (await a.request("n", "session/new", { cwd })).result;
+  await a.request("m", "session/set_config_option", { sessionId, configId: "mode", value: "full" });
+  const m = marker("CRASHBG");
+  fake.script(m, { steps: [{ toolCalls: [{ name: "run_command", arguments: { command: "echo serving; sleep 20", background: true } }] }, { chunks: [{ content: "started" }] }] });
+  await a.request("p", "session/prompt", { sessionId, prompt: [{ type: "text", text: m }] });
+  await a.waitFor((f) => f.params?.update?.sessionUpdate === "state_update" && f.params.update.state === "idle", 15000, "the turn's end");
+  const started = a.updates(sessionId).find((u) => u.sessionUpdate === "terminal_update" && u.command);
+  assert.ok(started, "the background terminal was announced");
+  assert.ok(!a.updates(sessionId).some((u) => u.sessionUpdate === "terminal_update" && u.exitStatus), "still running at the crash");
+  a.child.kill("SIGKILL");
+  await a.exited;
+  assert.deepEqual(a.violations, []);
+
+  for (const round of [1, 2]) {
+    // Closed once in the store: a second resume replays the same end, and adds none.
+    const c = await connect({ env });
+    await c.ctx.request(acp.methods.agent.session.resume, { sessionId, cwd, replayFrom: { type: "start" } });
+    await c.until(sessionId, (u) => u.sessionUpdate === "state_update", 10000, "the state after the replay");
+    const terminal = c.of(sessionId).filter((u) => u.sessionUpdate === "terminal_update" && u.terminalId === started.terminalId);
+    assert.equal(terminal.length, 2, `round ${round}: announced, then ended by the restore`);
+    assert.deepEqual(terminal[1].exitStatus, { exitCode: null, signal: null }, "how it ended is not known");
+    await assert.rejects(
+      c.ctx.request(acp.methods.agent.terminal.cancel, { sessionId, terminalId: started.terminalId }),
+      (e) => e.code === -32602,
+    );
+    await c.done();
+  }
+});

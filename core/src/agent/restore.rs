@@ -1,7 +1,7 @@
 //! Sessions that outlive the process: load (with exact replay), resume, list, delete, stop,
 //! and closing turns that a crash left running.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -152,6 +152,7 @@ impl Agent {
             .collect();
         self.close_interrupted_children(store, &session).await?;
         self.close_interrupted_turns(store, &session).await?;
+        self.close_orphaned_terminals(store, &session).await?;
         let mcp = self.attach_mcp(&session, mcp_servers).await;
         Ok((session, mcp))
     }
@@ -173,6 +174,25 @@ impl Agent {
         }
     }
 
+    /// Terminals that never reported an exit (background commands', after the turns a crash
+    /// left open were closed) are closed, stored as ended, so no replay shows a command
+    /// running that nothing can stop. Whatever held the
+    /// session before (a process that crashed, or this connection, whose session object is
+    /// replaced here) no longer runs them for this session: its jobs end with it.
+    async fn close_orphaned_terminals(&self, store: &Store, session: &Session) -> Result<(), AgentError> {
+        let mut open = BTreeSet::new();
+        for payload in store.terminal_events(&session.id).await? {
+            if let Ok(update) = serde_json::from_str::<Value>(&payload) {
+                track_terminal(&update, &mut open);
+            }
+        }
+        for id in open {
+            let exited = Event::Terminal(Terminal::Exited { id, exit_code: None, signal: None });
+            emit(&self.outbox, session, None, &exited, false).await;
+        }
+        Ok(())
+    }
+
     /// Turns left `running` by a process that no longer exists are closed: open tool calls
     /// are marked failed and a note is added, all stored in the ledger (so every later load
     /// replays the same thing), and the partial answer joins the model's context.
@@ -185,7 +205,7 @@ impl Agent {
             }
             let mut open_tools: BTreeMap<String, ()> = BTreeMap::new();
             // Agent-owned terminals (v2) whose command never reported its exit.
-            let mut open_terminals: BTreeMap<String, ()> = BTreeMap::new();
+            let mut open_terminals = BTreeSet::new();
             let mut partial = String::new();
             for payload in store.turn_events(&session.id, running.turn).await? {
                 let Ok(update) = serde_json::from_str::<Value>(&payload) else { continue };
@@ -206,21 +226,13 @@ impl Agent {
                             partial.push_str(t);
                         }
                     }
-                    Some("terminal_update") => {
-                        if let Some(t) = update.get("terminalId").and_then(Value::as_str) {
-                            if update.get("exitStatus").is_some_and(|e| !e.is_null()) {
-                                open_terminals.remove(t);
-                            } else if update.get("command").is_some() {
-                                open_terminals.insert(t.to_string(), ());
-                            }
-                        }
-                    }
+                    Some("terminal_update") => track_terminal(&update, &mut open_terminals),
                     _ => {}
                 }
             }
             let turn = Some(running.turn);
             // Its process is gone with Corvid's: the terminal ends, and can no longer be cancelled.
-            for id in open_terminals.into_keys() {
+            for id in open_terminals {
                 let exited = Event::Terminal(Terminal::Exited { id, exit_code: None, signal: None });
                 emit(&self.outbox, session, turn, &exited, false).await;
             }
@@ -413,4 +425,15 @@ pub(super) fn decode_cursor(cursor: &str) -> Result<(String, String), AgentError
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
     let (at, id): (String, String) = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     Ok((at, id))
+}
+
+/// Follows one stored `terminal_update`: a terminal is open from its `command` (the start)
+/// until its `exitStatus`.
+fn track_terminal(update: &Value, open: &mut BTreeSet<String>) {
+    let Some(id) = update.get("terminalId").and_then(Value::as_str) else { return };
+    if update.get("exitStatus").is_some_and(|e| !e.is_null()) {
+        open.remove(id);
+    } else if update.get("command").is_some() {
+        open.insert(id.to_string());
+    }
 }

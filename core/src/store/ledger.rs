@@ -122,6 +122,16 @@ impl Store {
         rows.into_iter().map(whole).collect()
     }
 
+    /// The session's terminal updates (a background command's start is stored with the turn
+    /// that started it, its output and end outside any turn), in order.
+    pub async fn terminal_events(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+        let sql = "SELECT payload, repeats FROM events WHERE session_id = $1 \
+                   AND payload LIKE '%\"terminal_update\"%' ORDER BY seq";
+        let rows: Vec<Stored> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(sql).bind(session_id).fetch_all(pool).await?);
+        rows.into_iter().map(whole).collect()
+    }
+
     /// The model-context messages (JSON), in order.
     pub async fn messages(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
         let sql = "SELECT content FROM messages WHERE session_id = $1 ORDER BY seq";
