@@ -1,7 +1,7 @@
 // Stop must win while the turn waits: on the editor (a request it never answers) or on a long
 // walk of the workspace. Each case starts a turn that blocks, checks that it really blocks,
-// sends `session/cancel`, and wants the `session/prompt` answer `cancelled` within 1 s, no
-// `session/update` after it, and, when an editor request was pending, that request withdrawn
+// sends `session/cancel`, and wants the `session/prompt` answer `cancelled` within 1 s, the
+// tool call ended (`failed`, saying it was cancelled) before it, no `session/update` after it, and, when an editor request was pending, that request withdrawn
 // with `$/cancel_request`. Driven with raw lines; every frame is schema-validated.
 //
 // A broken agent answers after its own deadline (minutes) or never: each case waits a bounded
@@ -100,6 +100,11 @@ async function cancelAndCheck(t, promptId, toolCallId, waitingOn) {
   await sleep(QUIET_MS);
   const late = agent.frames.slice(at + 1).filter((f) => f.method === "session/update" && f.params.sessionId === sessionId);
   assert.deepEqual(late.map((f) => f.params.update), [], "no session/update after the cancelled answer");
+  // Every client's card must end: the call's last status, before the answer, is final.
+  const statuses = agent.frames.slice(0, at).filter((f) => f.method === "session/update" && f.params.sessionId === sessionId && f.params.update.toolCallId === toolCallId && f.params.update.status);
+  const last = statuses.at(-1)?.params.update;
+  assert.equal(last?.status, "failed", `the cancelled call ends failed before the answer (${JSON.stringify(last)})`);
+  assert.match(last.content?.[0]?.content?.text ?? "", /^Cancelled by the user/);
   return at;
 }
 

@@ -251,6 +251,49 @@ test("kill -9 mid-stream: every update the client received is replayed, and the 
   await finish(c);
 });
 
+test("a cancel during a permission question and during a command ends each call, live and in the load's replay", async () => {
+  const env = agentEnv({ fake });
+  const cwd = mkdtempSync(join(tmpdir(), "corvid-cancel-end-"));
+  const { agent: a } = await start(env);
+  const sessionId = (await a.request(1, "session/new", { cwd, mcpServers: [] })).result.sessionId;
+  const command = (c) => ({ steps: [{ toolCalls: [{ name: "run_command", arguments: JSON.stringify({ command: c }) }] }, { chunks: [{ content: "never" }] }] });
+  const lastStatus = (updates, id) => updates.filter((u) => u.toolCallId === id && u.status).at(-1);
+  const cards = [];
+  // Ask mode: the question is never answered.
+  fake.script("CANCEL-ASKING", command("echo never"));
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: text("CANCEL-ASKING") } });
+  const question = await a.waitFor((f) => f.method === "session/request_permission");
+  cards.push([question.params.toolCall.toolCallId, /before it ran/]);
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+  assert.equal((await a.waitFor((f) => f.id === 2 && !("method" in f))).result.stopReason, "cancelled");
+  // Full mode: the command runs until the cancel.
+  await a.request(3, "session/set_config_option", { sessionId, configId: "mode", value: "full" });
+  fake.script("CANCEL-RUNNING", command("echo begun; sleep 30"));
+  a.send({ jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId, prompt: text("CANCEL-RUNNING") } });
+  const running = await a.waitFor((f) => isUpdate(sessionId)(f) && f.params.update.status === "in_progress" && f.params.update.toolCallId !== cards[0][0]);
+  cards.push([running.params.update.toolCallId, /the command was stopped/]);
+  await delay(300);
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+  assert.equal((await a.waitFor((f) => f.id === 4 && !("method" in f))).result.stopReason, "cancelled");
+  const live = a.updates(sessionId);
+  for (const [id, said] of cards) {
+    const last = lastStatus(live, id);
+    assert.equal(last?.status, "failed", `live: ${id} ends failed`);
+    assert.match(last.content[0].content.text, said);
+  }
+  await finish(a);
+
+  const { agent: b } = await start(env);
+  await b.request(1, "session/load", { sessionId, cwd, mcpServers: [] });
+  const replayed = replayLines(b, sessionId, 1).map((l) => JSON.parse(l).params.update);
+  for (const [id, said] of cards) {
+    const last = lastStatus(replayed, id);
+    assert.equal(last?.status, "failed", `replayed: ${id} ends failed`);
+    assert.match(last.content[0].content.text, said);
+  }
+  await finish(b);
+});
+
 test("two processes write one database at once", async () => {
   const env = agentEnv({ fake });
   fake.script("PAR-", { chunks: Array.from({ length: 50 }, () => ({ content: "p" })), delayMs: 1 });

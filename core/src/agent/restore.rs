@@ -186,10 +186,15 @@ impl Agent {
                 track_terminal(&update, &mut open);
             }
         }
+        if open.is_empty() {
+            return Ok(());
+        }
         for id in open {
             let exited = Event::Terminal(Terminal::Exited { id, exit_code: None, signal: None });
             emit(&self.outbox, session, None, &exited, false).await;
         }
+        // In the store before a replay reads it.
+        self.outbox.flush().await;
         Ok(())
     }
 

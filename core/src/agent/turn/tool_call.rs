@@ -20,11 +20,29 @@ use crate::tools::{Announce, Needs, Registry, TerminalFeed, Tool, ToolContext, T
 struct Card<'a> {
     turn: &'a Turn,
     id: &'a str,
+    /// The ids of the terminals it has shown: they stay on the card when a cancel ends the call.
+    terminals: std::sync::Mutex<Vec<String>>,
+}
+
+impl Card<'_> {
+    fn terminals(&self) -> Vec<ToolContent> {
+        let ids = self.terminals.lock().map(|t| t.clone()).unwrap_or_default();
+        ids.into_iter().map(ToolContent::Terminal).collect()
+    }
 }
 
 impl Updates for Card<'_> {
     fn show(&self, content: Vec<ToolContent>, on_screen: bool) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            if let Ok(mut terminals) = self.terminals.lock() {
+                for c in &content {
+                    if let ToolContent::Terminal(id) = c
+                        && !terminals.contains(id)
+                    {
+                        terminals.push(id.clone());
+                    }
+                }
+            }
             self.turn.tool_update(ToolPatch::new(self.id).content(content)).await;
             if on_screen {
                 self.turn.outbox.flush().await;
@@ -121,6 +139,22 @@ impl Answer {
     }
 }
 
+/// What the card of a call the user's cancel ended says, by how far it got.
+const CANCELLED_BEFORE: &str = "Cancelled by the user before it ran.";
+const CANCELLED_WHILE: &str = "Cancelled by the user while it ran.";
+const CANCELLED_COMMAND: &str = "Cancelled by the user while it ran: the command was stopped.";
+
+/// The last word on a call the user's cancel ended (every client's card must end; stored, so
+/// a replay ends it too). The terminals it showed stay: they hold what the command wrote.
+fn cancelled(id: &str, message: &str, terminals: Vec<ToolContent>) -> ToolPatch {
+    let mut content = vec![ToolContent::Text(message.to_string())];
+    content.extend(terminals);
+    ToolPatch::new(id)
+        .status(ToolStatus::Failed)
+        .content(content)
+        .raw_output(serde_json::json!({ "error": message, "cancelled": true }))
+}
+
 fn failed(id: &str, message: &str) -> ToolPatch {
     ToolPatch::new(id)
         .status(ToolStatus::Failed)
@@ -199,7 +233,7 @@ impl Turn {
             (None, Ok(_)) => return self.fail(&id, &ToolError::Unknown(name.to_string())).await,
         };
         let mut announce = tool.assess(announce, &self.cancel).await;
-        let updates = Card { turn: self, id: &id };
+        let updates = Card { turn: self, id: &id, terminals: Default::default() };
         let uploads = self.config.data_dir.join("uploads");
         let outputs = self.outputs_dir();
         // Built for each call: the session's mode (read-only confines commands further) may
@@ -229,7 +263,10 @@ impl Turn {
         };
         match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
             Ok(Decision::Allow) => {}
-            Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => return None,
+            Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => {
+                self.tool_update(cancelled(&id, CANCELLED_BEFORE, Vec::new())).await;
+                return None;
+            }
             Ok(Decision::Reject(reason)) => {
                 self.tool_update(failed(&id, &format!("Not run: {reason}."))).await;
                 return Some(Answer::failed(format!(
@@ -254,7 +291,10 @@ impl Turn {
                 }
             };
         self.session.finished(&Stoppable::Call(id.clone()));
+        let command = matches!(announce.needs, Needs::Command(_) | Needs::Escalated { .. });
+        let while_running = if command { CANCELLED_COMMAND } else { CANCELLED_WHILE };
         if self.cancel.is_cancelled() {
+            self.tool_update(cancelled(&id, while_running, updates.terminals())).await;
             return None;
         }
         if stop.is_cancelled() {
@@ -278,6 +318,7 @@ impl Turn {
             // The tool's own wait was cancelled (a `cancelled` answer to its question): that
             // ends the turn, as a cancelled permission question does.
             self.cancel.cancel();
+            self.tool_update(cancelled(&id, while_running, updates.terminals())).await;
             return None;
         }
         match result {
