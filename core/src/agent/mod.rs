@@ -345,7 +345,7 @@ impl Handler for Agent {
                 // load is told to wait rather than "session not found".
                 let loading = this.sessions.begin_loading(params.as_ref());
                 let load = known == Method::SessionLoad;
-                answer(this.restore(known.name(), params, load, ctx).map(move |result| {
+                answer(this.restore(known.name(), params, load).map(move |result| {
                     drop(loading);
                     result
                 }))
