@@ -229,7 +229,8 @@ impl Agent {
             let prompt = this.user_prompt(&claim.session, blocks).await?;
             this.claim_in_store(&claim).await?;
             let end = Turn::new(claim, this.turn_context()).run(prompt).await?;
-            to_value(&crate::event::v1::prompt_response(&end))
+            crate::event::v1::prompt_response(&end, this.client_features().prompt_usage)
+                .map_err(|e| AgentError::internal(format!("session/prompt: the response: {e}")))
         }
         .boxed()
     }
