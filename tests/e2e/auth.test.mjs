@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
@@ -12,6 +14,8 @@ import { agentEnv, corvidBin, spawnAgent } from "../support/agent.mjs";
 let fake;
 before(async () => (fake = await startFakeModel()));
 after(async () => fake.close());
+
+const ptyRun = resolve(dirname(fileURLToPath(import.meta.url)), "..", "support", "pty-run.py");
 
 /** Runs `corvid <args>` with `input` on stdin (a pipe, as a script would). */
 const run = (args, env, input = "") => spawnSync(corvidBin(), args, { env, input, encoding: "utf8", timeout: 20000 });
@@ -78,6 +82,36 @@ test("terminal auth is offered only to clients that advertise auth.terminal; log
   const wrong = await agent.request("c", "authenticate", { methodId: "corvid-login" });
   assert.equal(wrong.error.code, -32602);
   assert.match(wrong.error.message, /terminal method: run `corvid acp --login`/);
+  await agent.stop();
+  assert.deepEqual(agent.violations, []);
+});
+
+// The offer and the login work; the last step does not yet: the connection keeps the
+// configuration it started with (Config is read once), so session/new still answers -32000
+// until the client reconnects. Issue 44's item 3 ("after the terminal login finishes,
+// session/new works without a restart") is open; this test turns green when it is done.
+const SAME_CONNECTION = "issue 44 item 3: a terminal login is not yet picked up by the running connection";
+
+test("terminal auth signalled through _meta: the client runs the terminal method in a pseudo-terminal, and session/new then works on the same connection", { todo: SAME_CONNECTION }, async () => {
+  const env = agentEnv(); // no provider configured
+  const agent = spawnAgent({ env });
+  const init = await agent.request("i", "initialize", { protocolVersion: 1, clientCapabilities: { _meta: { "terminal-auth": true } } });
+  const method = init.result.authMethods.find((m) => m.type === "terminal");
+  assert.ok(method, JSON.stringify(init.result.authMethods));
+  const before = await agent.request("n0", "session/new", { cwd: tmpdir(), mcpServers: [] });
+  assert.equal(before.error?.code, -32000, JSON.stringify(before));
+  // What the client does (ACP terminal auth): the agent's own command plus the method's args and
+  // env, in a terminal, typed into by the user (here: a scripted provider URL, model and key).
+  const extraEnv = Array.isArray(method.env) ? Object.fromEntries(method.env.map((e) => [e.name, e.value])) : (method.env ?? {});
+  const answers = `openai\n${fake.url}\nfake-model\nsk-from-terminal\n`;
+  const login = spawnSync("python3", [ptyRun, corvidBin(), "acp", ...(method.args ?? [])], { env: { ...env, ...extraEnv }, input: answers, encoding: "utf8", timeout: 20000 });
+  assert.equal(login.status, 0, login.stdout + login.stderr);
+  assert.match(readFileSync(env.CORVID_CONFIG, "utf8"), /api_key = "sk-from-terminal"/);
+  // No restart: the same connection now opens a session and the model gets the new key.
+  const s = await agent.request("n1", "session/new", { cwd: tmpdir(), mcpServers: [] });
+  assert.ok(s.result?.sessionId, JSON.stringify(s));
+  await agent.request("p", "session/prompt", { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "hi" }] }, 10000);
+  assert.equal(fake.requests.at(-1).headers.authorization, "Bearer sk-from-terminal");
   await agent.stop();
   assert.deepEqual(agent.violations, []);
 });

@@ -69,10 +69,10 @@ test("golden: session/load in a new process replays exactly what the live turns 
   assert.equal(loaded.result.configOptions.find((o) => o.id === "model").currentValue, "fake-model");
   const responseIndex = again.frames.findIndex((f) => f.id === 1);
   const replayed = again.lines.slice(0, responseIndex).filter((_, i) => isUpdate(sessionId)(again.frames[i]));
-  // The replay precedes the response; today's slash commands follow it (sent, not stored).
-  const commands = await again.waitFor((f) => isUpdate(sessionId)(f) && f.params.update.sessionUpdate === "available_commands_update" && again.frames.indexOf(f) > responseIndex);
-  const commandsIndex = again.frames.indexOf(commands);
-  assert.deepEqual(again.frames.slice(responseIndex + 1, commandsIndex).filter(isUpdate(sessionId)), [], "nothing between the response and the commands");
+  // The replay precedes the response, today's slash commands (sent, not stored) in the place of
+  // the list the session was sent when new, and nothing follows the response (issue 44: the
+  // commands used to follow it, a duplicate; replay-ends.test.mjs waits for strays).
+  assert.deepEqual(again.frames.slice(responseIndex + 1).filter(isUpdate(sessionId)), [], "nothing after the response");
 
   // The replay is the live stream byte for byte, plus the user's own prompts (which the client
   // rendered from its request while live) as user_message_chunks in their place.
@@ -106,10 +106,10 @@ test("golden: session/load in a new process replays exactly what the live turns 
   await finish(again);
 
   // A second load replays the same again, with the third turn appended.
-  // The commands sent after the first load were not stored: this replay is the first one plus
+  // The commands sent with the first load were not stored: this replay is the first one plus
   // the third turn as its client saw it, nothing more.
   const notUser = (l) => JSON.parse(l).params.update.sessionUpdate !== "user_message_chunk";
-  const turnThree = again.lines.slice(commandsIndex + 1).filter((_, i) => isUpdate(sessionId)(again.frames[commandsIndex + 1 + i]));
+  const turnThree = again.lines.slice(responseIndex + 1).filter((_, i) => isUpdate(sessionId)(again.frames[responseIndex + 1 + i]));
   const { agent: third } = await start(env);
   await third.request(1, "session/load", { sessionId, cwd, mcpServers: [] });
   const response3 = third.frames.findIndex((f) => f.id === 1);
@@ -195,9 +195,10 @@ test("session/resume restores context without replaying anything", async () => {
   const { agent: b } = await start(env);
   const r = await b.request(1, "session/resume", { sessionId, cwd: tmpdir(), mcpServers: [] });
   assert.ok(r.result.configOptions);
-  // Nothing is replayed; the slash commands follow the response, so the client has them again.
+  // Nothing is replayed; the slash commands come before the response (issue 44; they used to
+  // follow it), so the client has them again.
   const commands = await b.waitFor((f) => f.params?.update?.sessionUpdate === "available_commands_update");
-  assert.ok(b.frames.indexOf(commands) > b.frames.indexOf(r), "after the response");
+  assert.ok(b.frames.indexOf(commands) < b.frames.indexOf(r), "before the response");
   assert.ok(commands.params.update.availableCommands.some((c) => c.name === "compact"));
   assert.deepEqual(b.frames.filter((f) => f.method === "session/update").map((f) => f.params.update.sessionUpdate), ["available_commands_update"]);
   await b.request(2, "session/prompt", { sessionId, prompt: text("and now?") });

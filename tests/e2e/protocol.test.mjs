@@ -42,16 +42,19 @@ test("initialize answers protocol version 1 whatever was asked", () =>
   }));
 
 test("a version Corvid does not speak gets a version back, never an error, whatever its shape", async () => {
-  // v1's shape (as conformance suites send it): v1's answer.
-  await withAgent(async (agent) => {
-    const r = await init(agent, 1, 999);
-    assert.equal(r.result?.protocolVersion, 1, JSON.stringify(r.error));
-  });
-  // v2's shape: the latest Corvid speaks.
-  await withAgent(async (agent) => {
-    const r = await agent.request(1, "initialize", { protocolVersion: 999, info: { name: "future", version: "1" }, capabilities: {} });
-    assert.equal(r.result?.protocolVersion, 2, JSON.stringify(r.error));
-  });
+  // 65535: the largest version the schema's uint16 allows.
+  for (const asked of [999, 65535]) {
+    // v1's shape (as conformance suites send it): v1's answer.
+    await withAgent(async (agent) => {
+      const r = await init(agent, 1, asked);
+      assert.equal(r.result?.protocolVersion, 1, `asked ${asked}: ${JSON.stringify(r.error)}`);
+    });
+    // v2's shape: the latest Corvid speaks.
+    await withAgent(async (agent) => {
+      const r = await agent.request(1, "initialize", { protocolVersion: asked, info: { name: "future", version: "1" }, capabilities: {} });
+      assert.equal(r.result?.protocolVersion, 2, `asked ${asked}: ${JSON.stringify(r.error)}`);
+    });
+  }
 });
 
 test("a malformed line gets -32700 with id null and the connection keeps working", () =>

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { check } from "../support/schema.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
@@ -228,19 +229,31 @@ test("systemPrompt (append): after Corvid's own prompt, saved with the session, 
   await finish(c.agent);
 });
 
-test("session/prompt's response carries the turn's token use, summed over its model requests", async () => {
+test("session/prompt's response carries the turn's token use, summed over its model requests: under _meta.corvid.usage, or as the unstable `usage` for a client that asks", async () => {
   fake.script("USAGE-ONE", say("one request"));
   fake.script("USAGE-TWO", { steps: [call("update_plan", { entries: [{ content: "x", status: "pending" }] }), say("two requests")] });
+  // Issue 44: the stable v1 PromptResponse has no `usage` (only the unstable schema defines
+  // it), so by default it moved under _meta; this test asserted the root field before.
   const cwd = newCwd();
   const { agent, rq } = await start();
   const sessionId = (await rq("session/new", { cwd, mcpServers: [] })).result.sessionId;
   await rq("session/set_config_option", { sessionId, configId: "mode", value: "full" });
   const one = (await rq("session/prompt", { sessionId, prompt: text("USAGE-ONE") })).result;
   // The fake model reports 10 prompt and 5 completion tokens per request.
-  assert.deepEqual(one.usage, { totalTokens: 15, inputTokens: 10, outputTokens: 5 });
+  assert.deepEqual(one._meta.corvid.usage, { totalTokens: 15, inputTokens: 10, outputTokens: 5 });
+  assert.equal("usage" in one, false, "no root field the stable schema lacks");
+  assert.equal(check("PromptResponse", one), null, "valid against the stable schema's PromptResponse");
   const two = (await rq("session/prompt", { sessionId, prompt: text("USAGE-TWO") })).result;
-  assert.deepEqual(two.usage, { totalTokens: 30, inputTokens: 20, outputTokens: 10 });
+  assert.deepEqual(two._meta.corvid.usage, { totalTokens: 30, inputTokens: 20, outputTokens: 10 });
   await finish(agent);
+
+  // `clientCapabilities._meta.corvid.promptUsage`: the unstable schema's field (the harness
+  // validates these frames against the unstable schema).
+  const opted = await start(agentEnv({ fake }), { _meta: { corvid: { promptUsage: true } } });
+  const id = (await opted.rq("session/new", { cwd, mcpServers: [] })).result.sessionId;
+  const three = (await opted.rq("session/prompt", { sessionId: id, prompt: text("USAGE-ONE") })).result;
+  assert.deepEqual(three, { stopReason: "end_turn", usage: { totalTokens: 15, inputTokens: 10, outputTokens: 5 } });
+  await finish(opted.agent);
 });
 
 test("plan operations: a client that advertises `plan` gets plan_update (one plan id) and plan_removed; others get whole plans", async () => {

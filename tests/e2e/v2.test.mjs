@@ -71,7 +71,9 @@ test("a session made over v1 resumes over v2 with its history replayed in v2's w
   const ups = c.of(sessionId);
   const user = ups.find((u) => u.sessionUpdate === "user_message");
   assert.equal(user.content[0].text, `${m} hello`, "the stored user chunks replay as one user_message");
-  assert.equal(text(ups, "agent_message_chunk"), "from a v1 turn");
+  // The reply, stored as chunks, replays whole (issue 44; it was replayed as its chunks).
+  assert.deepEqual(ups.filter((u) => u.sessionUpdate === "agent_message").map((u) => u.content), [[{ type: "text", text: "from a v1 turn" }]]);
+  assert.ok(!ups.some((u) => u.sessionUpdate === "agent_message_chunk"));
   assert.ok(!ups.some((u) => u.sessionUpdate === "user_message_chunk"));
   // The resumed session takes a v2 prompt.
   const m2 = marker("AFTER");

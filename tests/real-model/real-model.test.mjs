@@ -242,7 +242,7 @@ test("Chat Completions: a streamed answer; the usage in the final `choices: []` 
   assert.equal(usageUpdate.used, usage.total_tokens, "the context in use is the server's count");
   assert.equal(usageUpdate.size, CTX, "the window from llama.cpp's /props");
   assert.equal(usageUpdate._meta?.corvid?.cacheReadTokens ?? 0, usage.prompt_tokens_details?.cached_tokens ?? 0, "llama.cpp's cached prompt tokens");
-  assert.deepEqual(turn.response.result.usage, { totalTokens: usage.total_tokens, inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens });
+  assert.deepEqual(turn.response.result._meta.corvid.usage, { totalTokens: usage.total_tokens, inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens });
   await finish(agent);
 });
 
@@ -299,7 +299,7 @@ test("OpenAI Responses: a streamed answer from /v1/responses; usage with cached_
   assert.equal(textOf(turn.updates, "agent_message_chunk"), sent, "Corvid passed on exactly the streamed text");
   const usage = data.find((d) => d.type === "response.completed")?.response.usage;
   assert.ok(usage, call.response.slice(-1500));
-  assert.deepEqual(turn.response.result.usage, { totalTokens: usage.total_tokens, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens });
+  assert.deepEqual(turn.response.result._meta.corvid.usage, { totalTokens: usage.total_tokens, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens });
   const usageUpdate = turn.updates.filter((u) => u.sessionUpdate === "usage_update").at(-1);
   assert.equal(usageUpdate.size, CTX);
   // Corvid leaves the cache counts out when the provider read and wrote nothing from its cache.

@@ -15,6 +15,24 @@ import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
+/**
+ * Live updates as a v2 replay sends them: each run of one reply's `agent_message_chunk`s as one
+ * `agent_message` holding its whole content (adjacent texts joined).
+ */
+function wholeReplies(updates) {
+  const out = [];
+  for (const u of updates) {
+    const open = out.at(-1);
+    if (u.sessionUpdate !== "agent_message_chunk") out.push(u);
+    else if (open?.sessionUpdate === "agent_message" && open.messageId === u.messageId) {
+      const last = open.content.at(-1);
+      if (last?.type === "text" && u.content.type === "text") last.text += u.content.text;
+      else open.content.push({ ...u.content });
+    } else out.push({ sessionUpdate: "agent_message", messageId: u.messageId, content: [{ ...u.content }] });
+  }
+  return out;
+}
+
 let n = 0;
 export const marker = (name) => `V2-${name}-${++n}`;
 export const workspace = () => realpathSync(mkdtempSync(join(tmpdir(), "corvid-v2-")));
@@ -387,7 +405,9 @@ export function registerV2Scenarios(transport, getFake) {
     // The state follows the replay (the SDK may hand notifications over after the answer).
     await c.until(s.sessionId, (u) => u.sessionUpdate === "state_update", 10000, "the state after the replay");
     const replayed = c.of(s.sessionId).filter((u) => u.sessionUpdate !== "state_update" && u.sessionUpdate !== "available_commands_update");
-    assert.deepEqual(replayed, live, "the replay is what the first client was sent");
+    // Issue 44: a reply the first client was sent in chunks replays whole (`agent_message`).
+    assert.deepEqual(replayed, wholeReplies(live), "the replay is what the first client was sent, each reply whole");
+    assert.ok(live.some((u) => u.sessionUpdate === "agent_message_chunk") && !replayed.some((u) => u.sessionUpdate === "agent_message_chunk"));
     assert.equal(replayed.find((u) => u.sessionUpdate === "user_message").messageId, sent.messageId);
     assert.ok(replayed.some((u) => u.sessionUpdate === "terminal_output_chunk"), "the command's terminal replays too");
     await c.ctx.request(acp.methods.agent.session.close, { sessionId: s.sessionId });

@@ -229,7 +229,8 @@ impl Agent {
             let prompt = this.user_prompt(&claim.session, blocks).await?;
             this.claim_in_store(&claim).await?;
             let end = Turn::new(claim, this.turn_context()).run(prompt).await?;
-            to_value(&crate::event::v1::prompt_response(&end))
+            crate::event::v1::prompt_response(&end, this.client_features().prompt_usage)
+                .map_err(|e| AgentError::internal(format!("session/prompt: the response: {e}")))
         }
         .boxed()
     }
@@ -345,7 +346,7 @@ impl Handler for Agent {
                 // load is told to wait rather than "session not found".
                 let loading = this.sessions.begin_loading(params.as_ref());
                 let load = known == Method::SessionLoad;
-                answer(this.restore(known.name(), params, load, ctx).map(move |result| {
+                answer(this.restore(known.name(), params, load).map(move |result| {
                     drop(loading);
                     result
                 }))

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use agent_client_protocol_schema::v1 as acp;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::Agent;
@@ -18,7 +17,7 @@ use super::outbox::{agent_note, emit, record_message};
 use super::session::{Restored, Session, TurnClaim};
 use crate::event::{Event, Terminal, ToolPatch, ToolStatus, v1};
 use crate::provider::ChatMessage;
-use crate::rpc::{RequestContext, RpcError};
+use crate::rpc::RpcError;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
 use crate::store::{ArchiveFilter, Claim, SessionRecord, Store, StoreError, process};
@@ -51,7 +50,6 @@ impl Agent {
         method: &'static str,
         params: Option<Value>,
         replay: bool,
-        ctx: RequestContext,
     ) -> Result<Value, AgentError> {
         let mut params = params;
         let requested = super::requested_agent(method, &mut params)?;
@@ -73,13 +71,19 @@ impl Agent {
         self.check_session_limit(method, Some(&id))?;
         let store = self.store(method).await?;
         let (session, mcp) = self.reopen(&store, request, &mcp_servers).await?;
-        if replay {
-            // The session's stream, with its subagents' where it announced them.
-            self.replay(&store, &id).await?;
-        }
+        // Today's slash commands: the client needs them afresh on every load and resume. Sent
+        // once and not stored, in the replay where the session's first list stood, else before
+        // the response: the replay and all it brings end with the response (issue 44).
+        let commands = v1::payload(&Event::Commands(super::commands::available()))
+            .map_err(|e| AgentError::internal(format!("{method}: the slash commands: {e}")))?
+            .json;
+        let commands_sent = replay && self.replay(&store, &id, &commands).await?;
         self.sessions.insert(session.clone());
+        if !commands_sent {
+            super::outbox::send_unstored(&self.outbox, &id, &Event::Commands(super::commands::available())).await;
+        }
         report_mcp_failures(&self.outbox, &session, self.client_features().notices).await;
-        self.announce_commands(&ctx, &id);
+        self.outbox.flush().await;
         tracing::info!(session_id = %id, replay, "session restored");
         let options = v1::config_options(&session.config_options());
         if method == "session/load" {
@@ -91,19 +95,6 @@ impl Agent {
                 &acp::ResumeSessionResponse::new().config_options(options).modes(session.mode_state()).meta(mcp),
             )
         }
-    }
-
-    /// Today's slash commands, once the client has the session back (a resume replays
-    /// nothing; a replay holds those offered when the session was new): sent, not stored.
-    pub(super) fn announce_commands(&self, ctx: &RequestContext, id: &str) {
-        let (outbox, announced) = (self.outbox.clone(), id.to_string());
-        ctx.after_response(
-            async move {
-                super::outbox::send_unstored(&outbox, &announced, &Event::Commands(super::commands::available())).await;
-                outbox.flush().await;
-            }
-            .boxed(),
-        );
     }
 
     /// A stored session made live again (not yet in `sessions`): its settings, model context

@@ -108,7 +108,7 @@ impl Agent {
             Method::SessionNew => self.new_session_v2(params, ctx).boxed(),
             Method::SessionPrompt => self.prompt_v2(params).boxed(),
             Method::SessionList => self.list_sessions(params).boxed(),
-            Method::SessionResume => self.resume_v2(params, ctx).boxed(),
+            Method::SessionResume => self.resume_v2(params).boxed(),
             Method::SessionClose => futures_util::future::ready(self.close_session(params)).boxed(),
             Method::SessionDelete => self.delete_session(params).boxed(),
             Method::SessionSetConfigOption => {
@@ -196,10 +196,10 @@ impl Agent {
 
     /// `session/resume`: v1's resume, replaying the stored stream (in v2's words) when the
     /// client asks for it with `replayFrom: {type: "start"}`.
-    async fn resume_v2(self: Arc<Self>, params: Option<Value>, ctx: RequestContext) -> Result<Value, AgentError> {
+    async fn resume_v2(self: Arc<Self>, params: Option<Value>) -> Result<Value, AgentError> {
         let (params, replay) = resume_params(params)?;
         let session_id = params.get("sessionId").and_then(Value::as_str).unwrap_or_default().to_string();
-        let v1 = self.clone().restore("session/resume", Some(params), replay, ctx).await?;
+        let v1 = self.clone().restore("session/resume", Some(params), replay).await?;
         // The SDK's rule: every resume sends the session's current state after any replay and
         // before its answer. A resumed session has no turn running yet; the last one ended.
         let ended = Live::State(TurnState::Idle(Ok(crate::event::StopReason::EndTurn)));

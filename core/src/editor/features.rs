@@ -25,6 +25,10 @@ pub struct ClientFeatures {
     /// `subagent_update`, its updates under its id); otherwise its progress shows in the
     /// parent's tool card.
     pub subagents: bool,
+    /// `_meta.corvid.promptUsage: true`: the client reads the unstable schema's `usage` at the
+    /// root of the `session/prompt` response; others get it under `_meta.corvid.usage` (the
+    /// stable v1 `PromptResponse` has no `usage`, and its root fields are the spec's).
+    pub prompt_usage: bool,
     /// The connection speaks ACP v2: no client `fs/*` or `terminal/*` (commands run in
     /// agent-owned terminals), and the client's requests (permission questions) take v2's shapes.
     pub v2: bool,
@@ -45,6 +49,12 @@ impl From<&acp::ClientCapabilities> for ClientFeatures {
             notices: caps.session.as_ref().is_some_and(|s| s.notices.is_some()),
             plan: caps.plan.is_some(),
             subagents: caps.subagents.is_some(),
+            prompt_usage: caps
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("corvid"))
+                .and_then(|c| c.get("promptUsage"))
+                .is_some_and(|v| v == true),
             v2: false,
         }
     }

@@ -171,10 +171,23 @@ fn session_message(m: &SessionMessage) -> acp::SessionMessage {
     }
 }
 
-/// The `session/prompt` response of a turn that ended so.
-pub fn prompt_response(end: &crate::event::TurnEnd) -> acp::PromptResponse {
+/// The `session/prompt` response of a turn that ended so. The turn's token use is the unstable
+/// schema's `usage` for a client that asked for that field (`root_usage`), else
+/// `_meta.corvid.usage` (same shape): the stable v1 `PromptResponse` has no `usage`, and custom
+/// root fields are reserved for the spec.
+pub fn prompt_response(end: &crate::event::TurnEnd, root_usage: bool) -> serde_json::Result<serde_json::Value> {
     let usage = end.tokens.map(|t| acp::Usage::new(t.input + t.output, t.input, t.output));
-    acp::PromptResponse::new(stop_reason(end.stop)).usage(usage)
+    let response = acp::PromptResponse::new(stop_reason(end.stop));
+    match usage {
+        Some(usage) if !root_usage => {
+            let mut corvid = serde_json::Map::new();
+            corvid.insert("usage".into(), serde_json::to_value(&usage)?);
+            let mut meta = serde_json::Map::new();
+            meta.insert("corvid".into(), serde_json::Value::Object(corvid));
+            serde_json::to_value(response.meta(meta))
+        }
+        usage => serde_json::to_value(response.usage(usage)),
+    }
 }
 
 pub fn stop_reason(reason: StopReason) -> acp::StopReason {

@@ -10,6 +10,8 @@
 //! a config option there), and the crate-only subagent and session-message updates, which SDK
 //! 2.4.0's v2 schema does not define (docs/acp-v2-crate-vs-schema.md).
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 use super::{StopReason, Terminal};
@@ -272,39 +274,88 @@ pub fn permission_request(
     })
 }
 
-/// A session's stored stream converted for a v2 replay: the blocks of one user message
-/// (stored as v1 `user_message_chunk`s) become the one `user_message` v2 clients were sent live.
+/// A session's stored stream converted for a v2 replay. Messages go out whole, as the v2 message
+/// RFD recommends for replay: the blocks of one user message (stored as v1 `user_message_chunk`s)
+/// become the one `user_message` v2 clients were sent live, and the chunks an agent reply streamed
+/// in (stored as v1 `agent_message_chunk`s, often hundreds) become one `agent_message` with the
+/// whole content, adjacent text joined into one block. A reply's chunks that come back after
+/// something else interrupted them (not something Corvid's turns do) are sent as chunks: v2
+/// appends those to the message, where a second `agent_message` would replace its content.
 #[derive(Default)]
 pub struct Replay {
     user: Option<(String, Vec<Value>)>,
+    agent: Option<(String, Vec<Value>)>,
+    /// The agent messages already sent whole.
+    sent: HashSet<String>,
 }
 
 impl Replay {
-    /// The v2 updates that `v1` completes (a user message waits for its last block).
+    /// The v2 updates that `v1` completes (a message waits for its last block).
     pub fn push(&mut self, v1: &Value) -> Vec<Value> {
         let mut out = Vec::new();
-        if v1.get("sessionUpdate").and_then(Value::as_str) == Some("user_message_chunk")
-            && let (Some(id), Some(content)) = (v1.get("messageId").and_then(Value::as_str), v1.get("content"))
-        {
-            match &mut self.user {
-                Some((open, blocks)) if open == id => blocks.push(content.clone()),
-                _ => {
-                    out.extend(self.finish());
-                    self.user = Some((id.to_string(), vec![content.clone()]));
+        let kind = v1.get("sessionUpdate").and_then(Value::as_str);
+        let id = v1.get("messageId").and_then(Value::as_str);
+        match (kind, id, v1.get("content")) {
+            (Some("user_message_chunk"), Some(id), Some(content)) => {
+                match &mut self.user {
+                    Some((open, blocks)) if open == id => blocks.push(content.clone()),
+                    _ => {
+                        out.extend(self.finish());
+                        self.user = Some((id.to_string(), vec![content.clone()]));
+                    }
                 }
+                return out;
             }
-            return out;
+            (Some("agent_message_chunk"), Some(id), Some(content)) if !self.sent.contains(id) => {
+                match &mut self.agent {
+                    Some((open, blocks)) if open == id => join_block(blocks, content),
+                    _ => {
+                        out.extend(self.finish());
+                        self.agent = Some((id.to_string(), vec![content.clone()]));
+                    }
+                }
+                return out;
+            }
+            _ => {}
         }
         out.extend(self.finish());
         out.extend(convert(v1));
         out
     }
 
-    /// The user message still open at the end of the stream.
+    /// The message still open (at the end of the stream, or before anything else): at most one
+    /// is, since opening one finishes the other.
     pub fn finish(&mut self) -> Option<Value> {
-        let (id, blocks) = self.user.take()?;
-        Some(json!({ "sessionUpdate": "user_message", "messageId": id, "content": blocks }))
+        if let Some((id, blocks)) = self.user.take() {
+            return Some(json!({ "sessionUpdate": "user_message", "messageId": id, "content": blocks }));
+        }
+        let (id, blocks) = self.agent.take()?;
+        let whole = json!({ "sessionUpdate": "agent_message", "messageId": id, "content": blocks });
+        self.sent.insert(id);
+        Some(whole)
     }
+}
+
+/// Appends a streamed block to a message's content: text right after text (neither annotated)
+/// joins it, so a reply streamed in many pieces is one text block again.
+fn join_block(blocks: &mut Vec<Value>, content: &Value) {
+    let plain_text = |b: &Value| {
+        b.as_object().is_some_and(|o| {
+            o.get("type").and_then(Value::as_str) == Some("text")
+                && o.get("text").is_some_and(Value::is_string)
+                && o.keys().all(|k| k == "type" || k == "text")
+        })
+    };
+    if plain_text(content)
+        && let Some(last) = blocks.last_mut()
+        && plain_text(last)
+        && let (Some(Value::String(joined)), Some(more)) =
+            (last.get_mut("text"), content.get("text").and_then(Value::as_str))
+    {
+        joined.push_str(more);
+        return;
+    }
+    blocks.push(content.clone());
 }
 
 #[cfg(test)]
@@ -435,12 +486,45 @@ mod tests {
         assert!(replay.push(&chunk("u1", "one")).is_empty());
         assert!(replay.push(&chunk("u1", "two")).is_empty());
         let out = replay.push(&answer);
-        assert_eq!(out.len(), 2);
+        assert_eq!(out.len(), 1);
         assert_eq!(out[0]["sessionUpdate"], "user_message");
         assert_eq!(out[0]["content"].as_array().map(Vec::len), Some(2));
-        assert_eq!(out[1], answer);
-        assert!(replay.push(&chunk("u2", "three")).is_empty());
+        let out = replay.push(&chunk("u2", "three"));
+        assert_eq!(
+            out,
+            vec![json!({ "sessionUpdate": "agent_message", "messageId": "a", "content": [answer["content"]] })]
+        );
         assert!(replay.push(&chunk("u3", "four")).len() == 1, "a new message closes the last one");
         assert_eq!(replay.finish().expect("open message")["messageId"], "u3");
+    }
+
+    #[test]
+    fn a_replay_sends_each_agent_reply_whole_with_its_text_joined() {
+        let piece = |id: &str, text: &str| json!({ "sessionUpdate": "agent_message_chunk", "messageId": id, "content": { "type": "text", "text": text } });
+        let image = json!({ "type": "image", "data": "AA==", "mimeType": "image/png" });
+        let mut replay = Replay::default();
+        assert!(replay.push(&piece("a", "Hel")).is_empty());
+        assert!(replay.push(&piece("a", "lo, ")).is_empty());
+        assert!(
+            replay
+                .push(&json!({ "sessionUpdate": "agent_message_chunk", "messageId": "a", "content": image }))
+                .is_empty()
+        );
+        assert!(replay.push(&piece("a", "world")).is_empty());
+        let out = replay.push(&piece("b", "next"));
+        assert_eq!(
+            out,
+            vec![json!({ "sessionUpdate": "agent_message", "messageId": "a", "content": [
+                { "type": "text", "text": "Hello, " }, image, { "type": "text", "text": "world" },
+            ] })]
+        );
+        // Something else closes the reply; a late chunk of a reply already sent whole appends.
+        let plan = json!({ "sessionUpdate": "plan", "entries": [] });
+        let out = replay.push(&plan);
+        assert_eq!(out[0]["sessionUpdate"], "agent_message");
+        assert_eq!(out[0]["content"], json!([{ "type": "text", "text": "next" }]));
+        assert_eq!(out[1]["sessionUpdate"], "plan_update");
+        assert_eq!(replay.push(&piece("a", "!")), vec![piece("a", "!")]);
+        assert!(replay.finish().is_none());
     }
 }

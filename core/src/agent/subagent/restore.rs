@@ -34,6 +34,13 @@ fn announced_child(payload: &str) -> Option<String> {
         .flatten()
 }
 
+/// Whether a stored payload is a slash-command list (every v1 payload names its kind first).
+fn is_commands(payload: &str) -> bool {
+    payload.starts_with(COMMANDS_START)
+}
+
+const COMMANDS_START: &str = r#"{"sessionUpdate":"available_commands_update""#;
+
 impl Agent {
     /// Closes the turns a crash left running in `parent`'s subagents (open tool calls failed,
     /// a note, the partial answer kept: as for any turn), and tells the parent's stream that
@@ -69,15 +76,26 @@ impl Agent {
         Ok(())
     }
 
-    /// Sends the stored stream of session `id` and of the children it announced.
-    pub(in crate::agent) async fn replay(&self, store: &Store, id: &str) -> Result<(), AgentError> {
+    /// Sends the stored stream of session `id` and of the children it announced. The slash
+    /// commands are state, not history: the first stored list is replaced by today's
+    /// (`commands`, a v1 payload) and any later one is left out, so the client gets one list.
+    /// Returns whether it was sent (a ledger may hold none).
+    pub(in crate::agent) async fn replay(&self, store: &Store, id: &str, commands: &str) -> Result<bool, AgentError> {
         if self.wire.is_v2() {
-            return self.replay_v2(store, id).await;
+            return self.replay_v2(store, id, commands).await;
         }
         let mut replayed = HashSet::new();
+        let mut commands_sent = false;
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
             for payload in page.iter() {
+                if is_commands(payload) {
+                    if !commands_sent {
+                        self.peer.send_raw(update_frame(id, commands)).await?;
+                        commands_sent = true;
+                    }
+                    continue;
+                }
                 if let Some(v1) = crate::event::v1::for_v1(payload) {
                     self.peer.send_raw(update_frame(id, &v1)).await?;
                 }
@@ -88,16 +106,27 @@ impl Agent {
                 }
             }
         }
-        Ok(())
+        Ok(commands_sent)
     }
 
-    /// A v2 replay: the session's own stream in v2's words (`event::v2::Replay`). Its
-    /// subagents are not replayed: v2 has no subagent sessions on the wire.
-    async fn replay_v2(&self, store: &Store, id: &str) -> Result<(), AgentError> {
+    /// A v2 replay: the session's own stream in v2's words (`event::v2::Replay`: messages
+    /// whole), the commands as in [`Agent::replay`]. Its subagents are not replayed: v2 has no
+    /// subagent sessions on the wire.
+    async fn replay_v2(&self, store: &Store, id: &str, commands: &str) -> Result<bool, AgentError> {
         let mut converter = crate::event::v2::Replay::default();
+        let mut commands_sent = false;
         let mut ledger = store.ledger(id);
         while let Some(page) = ledger.next().await? {
             for payload in page.iter() {
+                let payload = if is_commands(payload) {
+                    if commands_sent {
+                        continue;
+                    }
+                    commands_sent = true;
+                    commands
+                } else {
+                    payload
+                };
                 let Ok(v1) = serde_json::from_str::<serde_json::Value>(payload) else { continue };
                 for update in converter.push(&v1) {
                     self.peer.send_raw(update_frame(id, &update.to_string())).await?;
@@ -107,7 +136,7 @@ impl Agent {
         if let Some(update) = converter.finish() {
             self.peer.send_raw(update_frame(id, &update.to_string())).await?;
         }
-        Ok(())
+        Ok(commands_sent)
     }
 
     /// Sends the stored stream of subagent `child` (children do not nest).
@@ -126,7 +155,17 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
-    use super::announced_child;
+    use super::{announced_child, is_commands};
+    use crate::event::{Event, v1};
+
+    #[test]
+    fn a_stored_command_list_is_known_by_its_start() {
+        let list = v1::payload(&Event::Commands(crate::agent::commands::available())).expect("rendered");
+        assert!(is_commands(&list.json), "{}", list.json);
+        let text =
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"available_commands_update"}}"#;
+        assert!(!is_commands(text));
+    }
 
     #[test]
     fn only_subagent_updates_announce_a_child() {
