@@ -206,7 +206,8 @@ fn run_acp(log_file: Option<PathBuf>, store: Option<String>) -> anyhow::Result<(
         let store = corvid_core::open_store(&config);
         let shutdown = CancellationToken::new();
         spawn_signal_watch(shutdown.clone());
-        let options = corvid_core::ConnectionOptions::default();
+        // A terminal sign-in the client runs beside us is picked up without a restart.
+        let options = corvid_core::ConnectionOptions { reread_config: true, ..Default::default() };
         corvid_core::serve_with_store(transport, config, store.clone(), options, shutdown).await;
         corvid_core::close_store(store).await;
     });

@@ -86,13 +86,7 @@ test("terminal auth is offered only to clients that advertise auth.terminal; log
   assert.deepEqual(agent.violations, []);
 });
 
-// The offer and the login work; the last step does not yet: the connection keeps the
-// configuration it started with (Config is read once), so session/new still answers -32000
-// until the client reconnects. Issue 44's item 3 ("after the terminal login finishes,
-// session/new works without a restart") is open; this test turns green when it is done.
-const SAME_CONNECTION = "issue 44 item 3: a terminal login is not yet picked up by the running connection";
-
-test("terminal auth signalled through _meta: the client runs the terminal method in a pseudo-terminal, and session/new then works on the same connection", { todo: SAME_CONNECTION }, async () => {
+test("terminal auth signalled through _meta: the client runs the terminal method in a pseudo-terminal, and session/new then works on the same connection", async () => {
   const env = agentEnv(); // no provider configured
   const agent = spawnAgent({ env });
   const init = await agent.request("i", "initialize", { protocolVersion: 1, clientCapabilities: { _meta: { "terminal-auth": true } } });

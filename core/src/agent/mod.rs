@@ -146,6 +146,9 @@ impl Agent {
 
     /// The session's endpoint and models (for its agent alias), unless the user signed out.
     async fn model_source(&self, agent: Option<&AgentChoice>) -> Result<Arc<model_source::ModelSource>, AgentError> {
+        if let Some(config) = self.signed_in_since() {
+            return self.sources.resolve(&config, self.http(), agent).await;
+        }
         if let Some(problem) = &self.config.problem {
             return Err(AgentError::AuthRequired(problem.clone()));
         }
@@ -153,6 +156,24 @@ impl Agent {
             return Err(AgentError::AuthRequired(SIGNED_OUT.to_string()));
         }
         self.sources.resolve(&self.config, self.http(), agent).await
+    }
+
+    /// The config file as it is now, when this connection started without a usable provider
+    /// (none, a broken file, or signed out) and a sign-in since (a terminal `corvid acp
+    /// --login`, or the file edited) gave it one: the sessions use its provider. Only where
+    /// the connection may read the file again ([`ConnectionOptions::reread_config`]).
+    fn signed_in_since(&self) -> Option<Arc<Config>> {
+        let unusable = self.config.problem.is_some() || self.config.provider.is_none() || self.is_signed_out();
+        if !self.connection.reread_config || !unusable {
+            return None;
+        }
+        let config = Config::load_from(&crate::config::ProcessEnv).ok()?;
+        let provider = config.provider.as_ref()?;
+        // After `logout`, only a new key counts as signing in again.
+        if self.is_signed_out() && provider.api_key.is_none() {
+            return None;
+        }
+        Some(Arc::new(config))
     }
 
     /// Which agent alias a session runs as. In order: `stored` (load/resume) while it is still

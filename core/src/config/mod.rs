@@ -127,6 +127,11 @@ pub struct ConnectionOptions {
     pub max_sessions: Option<usize>,
     /// The connection's default agent alias (`corvid serve`'s `?agent=`).
     pub agent: Option<String>,
+    /// Whether the config file is read again when no provider is usable (none configured, or
+    /// signed out): a terminal sign-in (`corvid acp --login`, run by the client beside this
+    /// process) then works without a restart. `corvid acp` sets it; embedders that pass their
+    /// own settings (the Node addon) do not, so a key in a file they never named is not used.
+    pub reread_config: bool,
 }
 
 /// What tokens cost: per million, in `currency`. A cache price left unset is the input price.

@@ -238,7 +238,7 @@ fn since(start: Instant) -> u64 {
 /// One WebSocket = one ACP connection over an in-memory transport.
 async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String>, _permit: OwnedSemaphorePermit) {
     let config = shared.config.clone();
-    let options = ConnectionOptions { max_sessions: Some(shared.max_sessions), agent };
+    let options = ConnectionOptions { max_sessions: Some(shared.max_sessions), agent, reread_config: false };
     let (transport, peer) = memory(Some(config.max_message_bytes));
     let MemoryPeer { to_agent, mut from_agent } = peer;
     let conn_shutdown = shared.shutdown.child_token();
