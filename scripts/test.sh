@@ -3,10 +3,11 @@
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
 # ACP Registry entry's checks (tests/registry), the Rust unit tests, a short run of every fuzz
-# target (scripts/fuzz.sh), the Node end-to-end suite against the real binary, the same binary against a real model server (llama.cpp with a
-# tiny model, scripts/real-model.sh), and the in-process suite against the napi addon and the
-# packed npm package, then the VS Code extension's unit tests, VSIX packaging and its end-to-end
-# test in code-server (scripts/vscode-e2e.sh).
+# target (scripts/fuzz.sh), the Node end-to-end suite against the real binary, the same binary
+# against a real model server (llama.cpp with a tiny model, scripts/real-model.sh), and the
+# in-process suite against the napi addon and the packed npm package, then the VS Code
+# extension's unit tests, VSIX packaging and its end-to-end test in code-server
+# (scripts/vscode-e2e.sh).
 # The fleet-store tests run against a throwaway PostgreSQL cluster (scripts/pg-cluster.sh,
 # Debian's packages, loopback only), stopped when this script exits.
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
