@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv from "ajv";
+// Where the manifest's generated parts come from (the Cargo workspace, the archive script).
+export { cargoWorkspace, releaseArchiveNames } from "../../scripts/registry-manifest.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const schema = JSON.parse(readFileSync(join(root, "registry", "agent.schema.json"), "utf8"));
@@ -210,13 +212,6 @@ export function authCheck(command, args, { timeoutMs = 120_000 } = {}) {
   });
 }
 
-/** The `version` under [workspace.package] in Cargo.toml. */
-export function cargoWorkspace(text = readFileSync(join(root, "Cargo.toml"), "utf8")) {
-  const section = text.split(/^\[workspace\.package\]\s*$/m)[1]?.split(/^\[/m)[0] ?? "";
-  const field = (name) => section.match(new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m"))?.[1];
-  return { version: field("version"), repository: field("repository"), license: field("license") };
-}
-
 /**
  * The manifest's versions against the ones we publish: `version` equals the Cargo workspace's,
  * and an npx distribution names our npm package at its version.
@@ -230,18 +225,6 @@ export function publishedVersionProblems(manifest, cargo, npmPackage) {
   if (spec !== undefined && npmPackage.version !== manifest.version)
     problems.push(`package.json's version ${npmPackage.version} is not ${manifest.version}`);
   return problems;
-}
-
-/** What scripts/release-archives.sh would name each platform's archive: platform → {target, name}. */
-export function releaseArchiveNames() {
-  const run = spawnSync("bash", [join(root, "scripts", "release-archives.sh"), "--names"], { encoding: "utf8" });
-  if (run.status !== 0) throw new Error(`release-archives.sh --names failed: ${run.stderr}`);
-  const names = {};
-  for (const line of run.stdout.trim().split("\n")) {
-    const [platform, target, name] = line.split(" ");
-    names[platform] = { target, name };
-  }
-  return names;
 }
 
 /**

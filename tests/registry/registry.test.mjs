@@ -5,7 +5,9 @@
 // Each rule also runs on a broken input, so a check that cannot fail is caught here.
 // Run: CORVID_BIN=.../release/corvid npm run test:registry (seconds).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
@@ -24,6 +26,7 @@ import {
   semverProblems,
   versionProblems,
 } from "./checks.mjs";
+import { generateManifest, parseSums } from "../../scripts/registry-manifest.mjs";
 
 const entryDir = join(root, "registry", "corvid");
 const manifest = JSON.parse(readFileSync(join(entryDir, "agent.json"), "utf8"));
@@ -51,6 +54,43 @@ describe("registry/corvid passes the registry's checks", () => {
   });
   it("archive URLs are the GitHub release assets scripts/release-archives.sh names", () => {
     assert.deepEqual(archiveNameProblems(manifest, releaseArchiveNames(), cargo.repository), []);
+  });
+  it("is what scripts/registry-manifest.mjs generates (no hand edit has drifted)", () => {
+    const run = spawnSync(process.execPath, [join(root, "scripts", "registry-manifest.mjs"), "--check"], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+  });
+});
+
+describe("scripts/registry-manifest.mjs", () => {
+  it("puts the Cargo version and the script's names back into a drifted manifest", () => {
+    const drifted = copy();
+    drifted.version = "0.0.9";
+    drifted.distribution.binary["linux-x86_64"].archive = "https://example.invalid/corvid.tar.gz";
+    delete drifted.distribution.binary["darwin-x86_64"];
+    assert.deepEqual(generateManifest(drifted), manifest);
+    // And --check says so.
+    const dir = mkdtempSync(join(tmpdir(), "corvid-registry-manifest-"));
+    try {
+      writeFileSync(join(dir, "agent.json"), JSON.stringify(drifted));
+      const run = spawnSync(process.execPath, [join(root, "scripts", "registry-manifest.mjs"), "--check", "--file", join(dir, "agent.json")], { encoding: "utf8" });
+      assert.equal(run.status, 1, run.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it("fills each sha256 from a release's SHA256SUMS, and refuses sums that miss an archive", () => {
+    const names = releaseArchiveNames();
+    const sums = Object.values(names)
+      .map(({ name }, i) => `${String(i).repeat(64)}  ${name}`)
+      .join("\n");
+    const released = generateManifest(manifest, { sums: parseSums(sums) });
+    assert.deepEqual(schemaProblems(released), []);
+    Object.values(released.distribution.binary).forEach((t, i) => assert.equal(t.sha256, String(i).repeat(64)));
+    assert.throws(() => generateManifest(manifest, { sums: parseSums(sums.split("\n").slice(1).join("\n")) }), /not in the checksums/);
+    // A kept checksum stays only with its own archive: a new version drops it.
+    assert.equal(generateManifest(released).distribution.binary["linux-x86_64"].sha256, "0".repeat(64));
+    const bumped = generateManifest(released, { cargo: { ...cargo, version: "9.9.9" } });
+    assert.equal(bumped.distribution.binary["linux-x86_64"].sha256, undefined);
   });
 });
 
