@@ -84,13 +84,14 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/corvid/target}"
-host=$(rustc -vV | awk '/^host:/ {print $2}')
 
 # Reproducible archives: fixed owner, order and time (the last commit's), gzip without a name.
 mtime=$(git log -1 --format=%ct 2>/dev/null || echo 0)
 
 build() { # <target>: cargo build for it, with Debian's cross gcc for Linux arm64 on another host
-  local t=$1
+  local t=$1 host
+  # Asked here, not above: packing a built binary (--bin) needs no Rust toolchain.
+  host=$(rustc -vV | awk '/^host:/ {print $2}')
   if [ "$t" = aarch64-unknown-linux-gnu ] && [ "$host" != "$t" ]; then
     if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
       # shellcheck source=scripts/apt-install.sh
