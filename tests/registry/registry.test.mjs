@@ -105,6 +105,20 @@ describe("the auth check against the real binary", () => {
   });
 });
 
+// The linux-aarch64 archive's binary (e.g. from `scripts/release-archives.sh linux-aarch64`),
+// when given: the same check under qemu-user, as the registry would run it on an arm64 runner.
+describe("the auth check against the linux-aarch64 binary (qemu)", () => {
+  const bin = process.env.CORVID_BIN_AARCH64;
+  const qemu = spawnSync("qemu-aarch64-static", ["--version"]).status === 0;
+  const skip = !bin ? "CORVID_BIN_AARCH64 is not set" : !qemu && "qemu-aarch64-static is not installed";
+  it("`corvid acp` in a fresh HOME offers an agent or terminal auth method", { skip }, async () => {
+    assert.ok(existsSync(bin), `no binary at ${bin}`);
+    const sysroot = process.env.CORVID_AARCH64_SYSROOT ?? "/usr/aarch64-linux-gnu";
+    const { problems, stderr } = await authCheck("qemu-aarch64-static", ["-L", sysroot, bin, ...manifest.distribution.binary["linux-aarch64"].args]);
+    assert.deepEqual(problems, [], `stderr:\n${stderr}`);
+  });
+});
+
 describe("each check fails on what the registry rejects", () => {
   it("schema: a missing field, an unknown platform, an extra key, a bad sha256", () => {
     const noDescription = copy();
