@@ -16,9 +16,10 @@
 # TARGET is a Rust target triple or the registry's platform id (linux-x86_64, ...).
 # <version> is the Cargo workspace's version, so the archive names, the `vX.Y.Z` tag and
 # agent.json's `version` agree (the registry's CI rejects a URL whose version differs).
-# Cross builds here: aarch64-unknown-linux-gnu with Debian's gcc-aarch64-linux-gnu (installed
-# with apt when missing) and rustup's target std; other targets build on their own runners
-# (.github/workflows/release.yml).
+# Cross builds here: aarch64-unknown-linux-gnu with Debian's gcc-aarch64-linux-gnu, and
+# x86_64-pc-windows-gnu with Debian's mingw-w64 (each installed with apt when missing), with
+# rustup's target std. The registry lists the MSVC Windows build and the macOS builds, which
+# come from their own runners (.github/workflows/release.yml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -101,6 +102,13 @@ build() { # <target>: cargo build for it, with Debian's cross gcc for Linux arm6
     export CC_aarch64_unknown_linux_gnu="${CC_aarch64_unknown_linux_gnu:-aarch64-linux-gnu-gcc}"
     export AR_aarch64_unknown_linux_gnu="${AR_aarch64_unknown_linux_gnu:-aarch64-linux-gnu-ar}"
     export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="${CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER:-aarch64-linux-gnu-gcc}"
+  fi
+  if [ "$t" = x86_64-pc-windows-gnu ] && ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+    # rustup's target links with mingw-w64's gcc (its default linker name); the exe then needs
+    # no mingw runtime DLL.
+    # shellcheck source=scripts/apt-install.sh
+    source scripts/apt-install.sh
+    apt_install --no-install-recommends gcc-mingw-w64-x86-64
   fi
   if [ "$t" != "$host" ]; then
     rustup target list --installed 2>/dev/null | grep -qx "$t" || rustup target add "$t" >&2
