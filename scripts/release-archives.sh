@@ -64,7 +64,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --names) names=1; shift ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     -*) die "unknown option $1" ;;
     *) args+=("$1"); shift ;;
   esac
