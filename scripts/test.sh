@@ -2,11 +2,12 @@
 # The one test command (README → "Test"); .ci/run calls exactly this.
 #
 # Installs what it needs, builds once (release), then runs: rustfmt and clippy checks, the
-# Rust unit tests, a short run of every fuzz target (scripts/fuzz.sh), the Node end-to-end
-# suite against the real binary, the same binary against a real model server (llama.cpp with a
-# tiny model, scripts/real-model.sh), and the in-process suite against the napi addon and the
-# packed npm package, then the VS Code extension's unit tests, VSIX packaging and its end-to-end
-# test in code-server (scripts/vscode-e2e.sh).
+# ACP Registry entry's checks (tests/registry), the Rust unit tests, a short run of every fuzz
+# target (scripts/fuzz.sh), the Node end-to-end suite against the real binary, the same binary
+# against a real model server (llama.cpp with a tiny model, scripts/real-model.sh), and the
+# in-process suite against the napi addon and the packed npm package, then the VS Code
+# extension's unit tests, VSIX packaging and its end-to-end test in code-server
+# (scripts/vscode-e2e.sh).
 # The fleet-store tests run against a throwaway PostgreSQL cluster (scripts/pg-cluster.sh,
 # Debian's packages, loopback only), stopped when this script exits.
 # Build artefacts and npm's cache live outside the checkout so a fresh clone reuses them.
@@ -81,6 +82,11 @@ cargo build --release --workspace --locked
 export CORVID_BIN="$CARGO_TARGET_DIR/release/corvid"
 # The addon from that same build (no second compile of the dependencies; see the script).
 npm run --silent build:native
+
+step "ACP Registry entry (registry/corvid against the registry's CI checks, a few seconds)"
+# The schema, id, version, archive-name and icon rules, and the registry's auth check against
+# the binary just built (tests/registry/).
+npm run --silent test:registry
 
 step "Rust tests"
 cargo test --release --workspace --locked
