@@ -20,6 +20,12 @@ export declare class NativeAgent {
   /** Sends one JSON-RPC message (JSON text) to the agent. */
   send(message: string): void
   /**
+   * Ends the input, as stdin closing ends `corvid acp`'s: the agent answers what it was
+   * sent, winds its connection down, and then sends its end-of-stream marker (the empty
+   * message). `close()` still shuts the runtime down after.
+   */
+  endInput(): void
+  /**
    * Cancels running turns, flushes the store and shuts the runtime down. Resolves when
    * all of that is done; safe to call twice.
    */

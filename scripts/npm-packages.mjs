@@ -16,9 +16,9 @@
 //       made here) and runs a prompt turn through it (scripts/smoke-turn.mjs --package) with
 //       COMMAND (default: this Node; e.g. the arm64 Node under qemu).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -71,6 +71,7 @@ function pack() {
   mkdirSync(front);
   for (const file of [...rootManifest.files, "README.md", "LICENSE"]) {
     try {
+      mkdirSync(dirname(join(front, file)), { recursive: true });
       copyFileSync(join(root, file), join(front, file));
     } catch (error) {
       if (file !== "LICENSE") throw error;
@@ -138,6 +139,17 @@ function tryPackages() {
   const project = install(platform, true);
   const smoke = join(root, "scripts", "smoke-turn.mjs");
   process.stdout.write(run(node[0], [...node.slice(1), smoke, "--package", project], root));
+  // 3. `npx corvid-acp`: the package's bin (linked into node_modules/.bin, as npx finds it)
+  // serves ACP over stdio; here it answers the ACP Registry validator's initialize.
+  const linked = join(project, "node_modules", ".bin", process.platform === "win32" ? "corvid-acp.cmd" : "corvid-acp");
+  if (!existsSync(linked)) throw new Error(`npm did not link the bin: no ${linked}`);
+  const bin = join(project, "node_modules", "corvid-acp", "bin", "corvid-acp.mjs");
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { _meta: { "terminal-auth": true } } } };
+  const reply = execFileSync(node[0], [...node.slice(1), bin], { cwd: project, input: `${JSON.stringify(initialize)}\n`, encoding: "utf8", timeout: 60_000 });
+  const lines = reply.trim().split("\n");
+  const answer = lines.map((l) => JSON.parse(l)).find((m) => m.id === 1);
+  if (!answer?.result?.authMethods?.length) throw new Error(`npx corvid-acp: no authMethods in ${reply}`);
+  console.log(`npx corvid-acp: initialize answered protocolVersion ${answer.result.protocolVersion}, ${lines.length} stdout line(s), auth methods ${answer.result.authMethods.map((m) => m.id).join(", ")}`);
   rmSync(project, { recursive: true, force: true });
 }
 

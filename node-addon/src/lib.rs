@@ -173,6 +173,14 @@ impl NativeAgent {
         }
     }
 
+    /// Ends the input, as stdin closing ends `corvid acp`'s: the agent answers what it was
+    /// sent, winds its connection down, and then sends its end-of-stream marker (the empty
+    /// message). `close()` still shuts the runtime down after.
+    #[napi]
+    pub fn end_input(&self) {
+        drop(self.to_agent.lock().ok().and_then(|mut g| g.take()));
+    }
+
     /// Cancels running turns, flushes the store and shuts the runtime down. Resolves when
     /// all of that is done; safe to call twice.
     #[napi(ts_return_type = "Promise<void>")]

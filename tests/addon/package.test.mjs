@@ -27,7 +27,7 @@ test("the packed front holds the loader and lists every platform package; the pl
   assert.deepEqual(readdirSync(out).sort(), ["corvid-acp-0.1.0.tgz", `corvid-acp-${platform}-0.1.0.tgz`]);
   const list = (file) => execFileSync("tar", ["tzf", join(out, file)], { encoding: "utf8" }).trim().split("\n").sort();
   const front = list("corvid-acp-0.1.0.tgz");
-  for (const file of ["index.js", "index.d.ts", "native.cjs", "platform.cjs", "sandbox-launcher.cjs", "package.json"]) {
+  for (const file of ["bin/corvid-acp.mjs", "index.js", "index.d.ts", "native.cjs", "platform.cjs", "sandbox-launcher.cjs", "package.json"]) {
     assert.ok(front.includes(`package/${file}`), `corvid-acp holds ${file}`);
   }
   assert.ok(!front.some((f) => f.endsWith(".node")), "no addon in the front");
@@ -40,6 +40,7 @@ test("the packed front holds the loader and lists every platform package; the pl
     "corvid-acp-linux-x64-gnu",
     "corvid-acp-win32-x64-msvc",
   ]);
+  assert.deepEqual(manifest.bin, { "corvid-acp": "bin/corvid-acp.mjs" });
   assert.equal(manifest.devDependencies, undefined);
   assert.equal(manifest.scripts, undefined);
 });
@@ -52,6 +53,7 @@ test("installed alone the front names the platform; with its platform package it
   if (process.platform === "linux") assert.match(output, /sandbox: landlock/);
   assert.match(output, /session\/prompt answered: stopReason end_turn/);
   assert.match(output, /smoke turn: ok/);
+  assert.match(output, /npx corvid-acp: initialize answered protocolVersion 1, 1 stdout line\(s\), auth methods corvid-login/);
 });
 
 test("on a platform it does not ship for, the error says so and lists the platforms it ships for", () => {
