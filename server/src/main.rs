@@ -112,9 +112,10 @@ enum Command {
     /// runs the commands the model asks for; `corvid_core::sandbox::supervise`).
     #[command(hide = true)]
     Sandbox {
-        /// The policy, as JSON (`corvid_core::sandbox::Policy`).
+        /// The policy, as JSON (`corvid_core::sandbox::Policy`); without it, the one in
+        /// `CORVID_SANDBOX_POLICY` (how an editor's terminal gets it).
         #[arg(long, value_name = "JSON")]
-        policy: String,
+        policy: Option<String>,
         /// The program and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<OsString>,
@@ -138,7 +139,7 @@ fn main() -> std::process::ExitCode {
         }
         Command::Acp { log_file, store, login: false, connect: None, .. } => exit_code(run_acp(log_file, store)),
         Command::Serve(args) => exit_code(serve::run(args)),
-        Command::Sandbox { policy, command } => corvid_core::sandbox::supervise(&policy, &command).into(),
+        Command::Sandbox { policy, command } => corvid_core::sandbox::supervise(policy.as_deref(), &command).into(),
     }
 }
 

@@ -104,6 +104,14 @@ test("failures are one line and the shell's statuses: 126 for the policy, 127 fo
   assert.match(missing.stderr, /^corvid sandbox: cannot run \/nonexistent\/prog: /);
   const quiet = launch(place().policy, "true");
   assert.deepEqual([quiet.status, quiet.stdout, quiet.stderr], [0, "", ""], "silent on success");
+  // The editor-terminal form: the policy in CORVID_SANDBOX_POLICY, gone from the command's
+  // environment; without it, a clear refusal.
+  const { CORVID_SANDBOX_POLICY: _, ...clean } = process.env;
+  const none = spawnSync(process.execPath, [launcher, "sandbox", "--", "true"], { encoding: "utf8", env: clean });
+  assert.equal(none.status, 126);
+  assert.match(none.stderr, /^corvid sandbox: no policy: pass --policy <JSON> or set CORVID_SANDBOX_POLICY\n$/);
+  const viaEnv = spawnSync(process.execPath, [launcher, "sandbox", "--", "sh", "-c", "echo \"[$CORVID_SANDBOX_POLICY]\""], { encoding: "utf8", env: { ...clean, CORVID_SANDBOX_POLICY: place().policy } });
+  assert.deepEqual([viaEnv.status, viaEnv.stdout, viaEnv.stderr], [0, "[]\n", ""], "the command runs and does not see the policy");
 });
 
 test("what the command leaves running is killed when it exits, setsid'd daemons included", { skip }, async () => {

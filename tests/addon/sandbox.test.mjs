@@ -204,9 +204,11 @@ test("the editor's terminal is asked to run the launcher with Electron's switch,
   assert.equal(created.length, 1);
   const [create] = created;
   assert.equal(create.command, process.execPath);
-  assert.deepEqual(create.args.slice(0, 3), [join(repo, "sandbox-launcher.cjs"), "sandbox", "--policy"]);
-  assert.deepEqual(create.args.slice(-4), ["--", "sh", "-c", "echo inside > in.txt; echo pwned > ../elsewhere/escape.txt"]);
+  // The user's command, after a short fixed prefix; the policy in the environment.
+  assert.deepEqual(create.args, [join(repo, "sandbox-launcher.cjs"), "sandbox", "--", "sh", "-c", "echo inside > in.txt; echo pwned > ../elsewhere/escape.txt"]);
   assert.ok(create.env.some((v) => v.name === "ELECTRON_RUN_AS_NODE" && v.value === "1"), JSON.stringify(create.env));
+  const policy = JSON.parse(create.env.find((v) => v.name === "CORVID_SANDBOX_POLICY").value);
+  assert.ok(policy.roots.some((r) => r.endsWith("project")), JSON.stringify(policy.roots));
   assert.equal(readFileSync(join(t.root, "in.txt"), "utf8"), "inside\n");
   assert.equal(existsSync(join(t.dir, "elsewhere", "escape.txt")), false, "the write beside the folder was refused");
   assert.match(r, /Permission denied/);

@@ -233,7 +233,13 @@ test("client terminal: an allowed network escalation reaches the network from th
       assert.match(lastToolResult(), /reached\n\[exit code 0\]/);
       assert.deepEqual(hits, ["/lifted"]);
       const creates = ed.calls.filter(([m]) => m === "terminal/create").map(([, p]) => p);
-      const policy = (create) => JSON.parse(create.args[create.args.indexOf("--policy") + 1]);
+      // What the editor shows its user: the launcher, then their command; the policy (with the
+      // escalation) travels in the terminal's environment.
+      for (const [c, command] of creates.map((c, i) => [c, [`curl -sS -m 3 ${url}/plain`, `curl -sS -m 3 ${url}/lifted`][i]])) {
+        assert.deepEqual(c.args, ["sandbox", "--", "sh", "-c", command]);
+        assert.doesNotMatch(JSON.stringify([c.command, c.args]), /roots|forbidden|\{/, "no policy JSON on the command line");
+      }
+      const policy = (create) => JSON.parse(create.env.find((v) => v.name === "CORVID_SANDBOX_POLICY").value);
       assert.deepEqual(creates.map((c) => policy(c).network), [false, true], "the escalation travels in the launcher's policy");
       const question = ed.calls.filter(([m]) => m === "session/request_permission").at(-1)[1];
       assert.match(question.toolCall.title, /with network access$/);

@@ -2,8 +2,8 @@
 //! CMD`, where the launcher is `corvid` itself or, for the Node addon, Node running its
 //! launcher script (`config::Launcher`). The launcher applies the policy to itself and then
 //! starts `sh`, so no code runs between `fork` and `exec` in Corvid (`unsafe` is denied, and
-//! with it `pre_exec`), and the same argv can be handed to anything that starts processes (an
-//! editor's terminal).
+//! with it `pre_exec`), and the same launch can be handed to anything that starts processes
+//! (an editor's terminal, which gets the policy in its environment instead: [`Launch::argv`]).
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,11 +61,6 @@ impl Launch {
         args
     }
 
-    /// What the launcher needs in its environment (beyond what it inherits).
-    pub fn env(&self) -> &[(String, String)] {
-        &self.launcher.env
-    }
-
     /// The command, ready to be configured further and spawned. Makes the session's temp dir
     /// first (0700, like its parents that do not exist yet).
     pub async fn command(&self, command: &str) -> std::io::Result<tokio::process::Command> {
@@ -85,12 +80,21 @@ impl Launch {
         Ok(cmd)
     }
 
-    /// The program and arguments for someone else to start (an editor's `terminal/create`,
-    /// which gets `env` too), as strings; makes the session's temp dir first.
-    pub async fn argv(&self, command: &str) -> std::io::Result<(String, Vec<String>)> {
+    /// The program, arguments and environment for someone else to start (an editor's
+    /// `terminal/create`), as strings; makes the session's temp dir first. The policy travels
+    /// in the environment: the editor shows its user the command line, which then reads
+    /// `<launcher> sandbox -- sh -c <their command>`.
+    pub async fn argv(&self, command: &str) -> std::io::Result<Argv> {
         self.make_tmp().await?;
-        let args = self.args(command).into_iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        Ok((self.launcher.program.to_string_lossy().into_owned(), args))
+        let mut args: Vec<OsString> = self.launcher.args.iter().map(OsString::from).collect();
+        args.extend(argv::build_bare(shell_line(command)));
+        let mut env = self.launcher.env.clone();
+        env.push((argv::POLICY_ENV.to_string(), self.policy.to_json()));
+        Ok(Argv {
+            program: self.launcher.program.to_string_lossy().into_owned(),
+            args: args.into_iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            env,
+        })
     }
 
     async fn make_tmp(&self) -> std::io::Result<()> {
@@ -99,6 +103,14 @@ impl Launch {
         dir.mode(0o700);
         dir.recursive(true).create(&self.policy.tmp).await
     }
+}
+
+/// A launch for someone else to start: [`Launch::argv`].
+#[derive(Debug)]
+pub struct Argv {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
 }
 
 /// The shell's program and arguments for `command` ([`crate::process::shell_argv`]).
@@ -122,7 +134,6 @@ mod tests {
         let policy = Policy::from_json(args[2].to_str().expect("utf-8")).expect("policy");
         assert_eq!(&policy, launch.policy());
         assert_eq!(args[3..], ["--", "sh", "-c", "echo 'a b' && rm -rf -- x"].map(OsString::from));
-        assert!(launch.env().is_empty());
 
         config.sandbox.mode = SandboxMode::Off;
         assert!(Launch::for_session(&config, &roots, "s", false).is_none());
@@ -148,10 +159,12 @@ mod tests {
         };
         let roots = Roots::new(base.join("w"), vec![]);
         let launch = Launch::for_session(&config, &roots, "s", false).expect("on");
-        let (program, args) = launch.argv("true").await.expect("argv");
+        let Argv { program, args, env } = launch.argv("true").await.expect("argv");
         assert_eq!(program, "/usr/bin/node");
-        assert_eq!(args[..3], ["/opt/corvid-acp/sandbox-launcher.cjs", "sandbox", "--policy"]);
-        assert_eq!(args[4..], ["--", "sh", "-c", "true"]);
+        assert_eq!(args, ["/opt/corvid-acp/sandbox-launcher.cjs", "sandbox", "--", "sh", "-c", "true"]);
+        assert_eq!(env[0], ("ELECTRON_RUN_AS_NODE".to_string(), "1".to_string()));
+        assert_eq!(env[1].0, "CORVID_SANDBOX_POLICY");
+        assert_eq!(&Policy::from_json(&env[1].1).expect("policy"), launch.policy());
         assert!(launch.policy().tmp.is_dir(), "the temp dir is made first");
         let cmd = launch.command("true").await.expect("command");
         let set: Vec<_> = cmd.as_std().get_envs().collect();

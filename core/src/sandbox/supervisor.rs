@@ -53,6 +53,8 @@ enum LaunchError {
     Argv(#[from] ArgvError),
     #[error("the policy is not UTF-8")]
     PolicyEncoding,
+    #[error("no policy: pass --policy <JSON> or set {}", argv::POLICY_ENV)]
+    NoPolicy,
     #[error("invalid policy: {0}")]
     Policy(serde_json::Error),
     #[error("cannot watch for signals: {0}")]
@@ -81,17 +83,18 @@ impl LaunchError {
     }
 }
 
-/// The launcher's whole run from its raw arguments (`sandbox --policy <JSON> -- PROGRAM
+/// The launcher's whole run from its raw arguments (`sandbox [--policy <JSON>] -- PROGRAM
 /// [ARGS…]`, as `Launch` writes them); the exit status. For embedders that have no argument
 /// parser of their own (the Node addon).
 pub fn launcher_main(args: &[OsString]) -> u8 {
     finish(argv::parse(args).map_err(LaunchError::from).and_then(|p| run(p.policy, p.command)))
 }
 
-/// Runs `command` confined to the policy (JSON) and supervises it; the exit status. What
-/// `corvid sandbox` calls once clap has read its arguments. Blocks until the command is done.
-pub fn supervise(policy: &str, command: &[OsString]) -> u8 {
-    finish(run(OsStr::new(policy), command))
+/// Runs `command` confined to the policy (JSON; `None`: the one in `CORVID_SANDBOX_POLICY`)
+/// and supervises it; the exit status. What `corvid sandbox` calls once clap has read its
+/// arguments. Blocks until the command is done.
+pub fn supervise(policy: Option<&str>, command: &[OsString]) -> u8 {
+    finish(run(policy.map(OsStr::new), command))
 }
 
 fn finish(result: Result<u8, LaunchError>) -> u8 {
@@ -105,13 +108,15 @@ fn finish(result: Result<u8, LaunchError>) -> u8 {
     }
 }
 
-fn run(policy: &OsStr, command: &[OsString]) -> Result<u8, LaunchError> {
+fn run(policy: Option<&OsStr>, command: &[OsString]) -> Result<u8, LaunchError> {
     // Read first: if the parent dies before the parent-death signal is set, this is how we
     // notice (we were re-parented already).
     let parent = getppid();
     let Some((program, args)) = command.split_first() else {
         return Err(ArgvError::NoCommand.into());
     };
+    let from_env = std::env::var_os(argv::POLICY_ENV);
+    let policy = policy.or(from_env.as_deref()).ok_or(LaunchError::NoPolicy)?;
     let policy = Policy::from_json(policy.to_str().ok_or(LaunchError::PolicyEncoding)?).map_err(LaunchError::Policy)?;
     // First, while this process has no other thread and before the parent-death signal and
     // non-dumpable are set (`netns` says why). Where it cannot be had, the socket filter
@@ -156,6 +161,7 @@ fn start(policy: &Policy, private_loopback: bool, program: &OsStr, args: &[OsStr
     let child = std::process::Command::new(program)
         .args(args)
         .env("TMPDIR", &policy.tmp)
+        .env_remove(argv::POLICY_ENV)
         .stdin(inherited(std::io::stdin().as_fd()))
         .stdout(inherited(std::io::stdout().as_fd()))
         .stderr(inherited(std::io::stderr().as_fd()))

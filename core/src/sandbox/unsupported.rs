@@ -14,7 +14,7 @@ pub fn launcher_main(_args: &[OsString]) -> u8 {
 }
 
 /// The launcher's run with the policy and the command already parsed: refused here.
-pub fn supervise(_policy: &str, _command: &[OsString]) -> u8 {
+pub fn supervise(_policy: Option<&str>, _command: &[OsString]) -> u8 {
     refuse()
 }
 

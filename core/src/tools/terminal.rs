@@ -5,8 +5,9 @@
 //! The same limits as the local path apply: the timeout, the output cap (the client truncates
 //! from the start), a kill on cancel, provider keys blanked in the command's environment
 //! (the client starts it from its own environment, which we cannot strip, only override), and
-//! the sandbox: the client is asked to run the launcher (`corvid sandbox --policy … -- sh -c
-//! CMD`, or the addon's `node sandbox-launcher.cjs sandbox …`) with the variables it needs.
+//! the sandbox: the client is asked to run the launcher (`corvid sandbox -- sh -c CMD`, or the
+//! addon's `node sandbox-launcher.cjs sandbox -- …`) with the variables it needs, the policy
+//! among them (out of the command line its user reads).
 
 use std::path::PathBuf;
 
@@ -30,8 +31,9 @@ pub async fn run(args: &Value, cx: &ToolContext<'_>, sandbox: Option<&Launch>) -
     // launcher's own variables (Electron's switch to Node, for the addon's) go with it.
     let (program, argv) = match sandbox {
         Some(launch) => {
-            env.extend(launch.env().iter().map(|(name, value)| acp::EnvVariable::new(name, value)));
-            launch.argv(&a.command).await.map_err(temp_dir_failed)?
+            let launch = launch.argv(&a.command).await.map_err(temp_dir_failed)?;
+            env.extend(launch.env.iter().map(|(name, value)| acp::EnvVariable::new(name, value)));
+            (launch.program, launch.args)
         }
         None => crate::process::shell_argv(&a.command),
     };
