@@ -24,3 +24,4 @@ export declare function createAgent(options?: AgentOptions): AgentStream;
 export declare function defaultSandboxLauncher(): Required<Pick<AgentOptions, "sandboxLauncher" | "sandboxLauncherEnv">>;
 
 export { NativeAgent };
+export { login } from "./native.js";

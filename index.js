@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
-const { NativeAgent } = loadAddon();
+const { NativeAgent, login } = loadAddon();
 
 /** The napi loader's binding, or an error that names this platform and what to do. */
 function loadAddon() {
@@ -142,4 +142,4 @@ function safeLog(onLog, line) {
   }
 }
 
-export { NativeAgent };
+export { NativeAgent, login };

@@ -836,4 +836,5 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeAgent = nativeBinding.NativeAgent
+module.exports.login = nativeBinding.login
 module.exports.sandboxMain = nativeBinding.sandboxMain

@@ -61,11 +61,26 @@ export interface AgentOptions {
    * Electron host, VS Code's, runs the script as Node).
    */
   sandboxLauncherEnv?: Record<string, string>
+  /**
+   * Read the config file again when no provider is usable, so a sign-in made meanwhile
+   * (`npx corvid-acp --login` in a terminal) works without a restart, as under `corvid acp`.
+   * Off by default: a host that passes its own settings never gets a key from the file.
+   */
+  rereadConfig?: boolean
 }
 
 /**
+ * The interactive sign-in of `corvid login` (`corvid_core::login`), for `npx corvid-acp
+ * --login`: prompts on stderr, answers from stdin, the provider saved to the config file that
+ * `options` (then the environment) names. Blocks the calling thread until it is done: only for
+ * a command-line entry point. Returns the file written.
+ */
+export declare function login(options?: AgentOptions | undefined | null): string
+
+/**
  * Runs the sandbox launcher in this process: `argv` is `["sandbox", "--policy", JSON, "--",
- * PROGRAM, ...ARGS]`. Confines a thread of its own to the policy, starts the program from it,
+ * PROGRAM, ...ARGS]` (or `["sandbox", "--", PROGRAM, ...ARGS]`, the policy in
+ * `CORVID_SANDBOX_POLICY`). Confines a thread of its own to the policy, starts the program from it,
  * supervises it until it ends and kills whatever it left running; returns the exit status
  * (the program's, 128 + a signal, or 126/127 when it could not be run, with one line on
  * stderr). Blocks the calling thread throughout: only for `sandbox-launcher.cjs`, which must

@@ -3,14 +3,15 @@
 // in-process addon, for the ACP Registry's npx distribution and any Node user without the
 // native binary. Each stdin line goes to the agent as it is (the core answers bad input with a
 // JSON-RPC error, as `corvid acp` does); each message it sends is one stdout line. Only ACP
-// frames reach stdout: logs go to stderr, or to --log-file.
+// frames reach stdout: logs go to stderr, or to --log-file. `--login` is the terminal sign-in.
 //
 //   npx corvid-acp [acp] [--store PATH|none] [--log-file PATH]
+//   npx corvid-acp --login
 import { createWriteStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { NativeAgent, defaultSandboxLauncher } from "../index.js";
+import { NativeAgent, defaultSandboxLauncher, login } from "../index.js";
 
-const USAGE = "usage: corvid-acp [acp] [--store PATH|none] [--log-file PATH] | --version | --help";
+const USAGE = "usage: corvid-acp [acp] [--store PATH|none] [--log-file PATH] | --login | --version | --help";
 
 /** The flags `corvid acp` has that make sense in-process; exits on anything else. */
 function parseArgs(argv) {
@@ -33,10 +34,15 @@ function parseArgs(argv) {
       process.stdout.write(`${USAGE}\n`);
       process.exit(0);
     } else if (arg === "--login") {
-      // The interactive sign-in lives in the `corvid` binary; here the provider comes from the
-      // environment (CORVID_API_KEY, OPENAI_API_KEY, ...) or the config file.
-      fail("the terminal sign-in is `corvid login` (the Corvid binary); with npx, set CORVID_API_KEY " +
-        "(and CORVID_BASE_URL / CORVID_MODEL) or write ~/.config/corvid/config.toml, then reconnect");
+      // The terminal sign-in an ACP client runs (the auth method's args): `corvid login`'s own
+      // flow, prompts on stderr; a running `npx corvid-acp` picks the result up (rereadConfig).
+      try {
+        login();
+        process.exit(0);
+      } catch (error) {
+        process.stderr.write(`corvid-acp: ${error.message}\n`);
+        process.exit(1);
+      }
     } else fail(`unknown argument ${arg}`);
   }
   return options;
@@ -55,7 +61,7 @@ const endOfStream = new Promise((resolve) => (ended = resolve));
 // The native callbacks are weak: stdin (open until the client closes it) keeps Node alive,
 // and after it a timer below does, until the agent's last message is out.
 const agent = new NativeAgent(
-  { store: options.store, ...defaultSandboxLauncher() },
+  { store: options.store, rereadConfig: true, ...defaultSandboxLauncher() },
   (text) => (text === "" ? ended() : process.stdout.write(`${text}\n`)),
   (line) => logs.write(line.endsWith("\n") ? line : `${line}\n`),
 );

@@ -49,6 +49,11 @@ export function parseSums(text) {
   return sums;
 }
 
+/** The npm package whose bin serves ACP over stdio (this repository's package.json). */
+function npmName() {
+  return JSON.parse(readFileSync(join(root, "package.json"), "utf8")).name;
+}
+
 /** The manifest with its generated parts made again from `current`'s hand-written ones. */
 export function generateManifest(current, { cargo = cargoWorkspace(), names = releaseArchiveNames(), sums } = {}) {
   const binary = {};
@@ -68,8 +73,10 @@ export function generateManifest(current, { cargo = cargoWorkspace(), names = re
   const { id, name, description, authors, website } = current;
   const manifest = { id, name, version: cargo.version, description, repository: cargo.repository, website, authors, license: cargo.license };
   for (const key of Object.keys(manifest)) if (manifest[key] === undefined) delete manifest[key];
-  // Other distributions (npx, uvx), if ever added by hand, are kept as they are.
-  manifest.distribution = { ...current.distribution, binary };
+  // `npx corvid-acp` (bin/corvid-acp.mjs) at the same version (the registry's auto-bump needs
+  // every source at one version); others (uvx), if ever added by hand, are kept as they are.
+  const npx = { package: `${npmName()}@${cargo.version}` };
+  manifest.distribution = { ...current.distribution, binary, npx };
   return manifest;
 }
 

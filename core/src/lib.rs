@@ -10,6 +10,7 @@ pub mod config;
 pub mod config_file;
 pub mod editor;
 pub mod event;
+pub mod login;
 pub mod mcp;
 pub mod process;
 pub mod provider;

@@ -51,6 +51,10 @@ pub struct AgentOptions {
     /// Variables the launcher needs (`createAgent`: `ELECTRON_RUN_AS_NODE=1`, so that an
     /// Electron host, VS Code's, runs the script as Node).
     pub sandbox_launcher_env: Option<HashMap<String, String>>,
+    /// Read the config file again when no provider is usable, so a sign-in made meanwhile
+    /// (`npx corvid-acp --login` in a terminal) works without a restart, as under `corvid acp`.
+    /// Off by default: a host that passes its own settings never gets a key from the file.
+    pub reread_config: Option<bool>,
 }
 
 /// Options first, then the process environment.
@@ -71,6 +75,17 @@ impl ConfigEnv for OptionsEnv<'_> {
         };
         own.clone().filter(|v| !v.is_empty()).or_else(|| ProcessEnv.var(name))
     }
+}
+
+/// The interactive sign-in of `corvid login` (`corvid_core::login`), for `npx corvid-acp
+/// --login`: prompts on stderr, answers from stdin, the provider saved to the config file that
+/// `options` (then the environment) names. Blocks the calling thread until it is done: only for
+/// a command-line entry point. Returns the file written.
+#[napi]
+pub fn login(options: Option<AgentOptions>) -> Result<String> {
+    let options = options.unwrap_or_default();
+    let path = corvid_core::login::login(&OptionsEnv(&options)).map_err(|e| Error::from_reason(e.to_string()))?;
+    Ok(path.display().to_string())
 }
 
 /// A weak callback: it never keeps the Node process alive by itself.
@@ -126,13 +141,14 @@ impl NativeAgent {
             .build()
             .map_err(|e| Error::from_reason(format!("cannot start the agent runtime: {e}")))?;
 
+        let reread_config = options.reread_config.unwrap_or(false);
         let (transport, peer) = memory(Some(config.max_message_bytes));
         let shutdown = CancellationToken::new();
         let (done_tx, done_rx) = std_mpsc::channel();
         let serve_shutdown = shutdown.clone();
         runtime.spawn(async move {
             let store = corvid_core::open_store(&config);
-            let options = corvid_core::ConnectionOptions::default();
+            let options = corvid_core::ConnectionOptions { reread_config, ..Default::default() };
             corvid_core::serve_with_store(transport, config, store, options, serve_shutdown).await;
             let _ = done_tx.send(());
         });

@@ -10,7 +10,8 @@ use corvid_core::config::Launcher;
 use napi_derive::napi;
 
 /// Runs the sandbox launcher in this process: `argv` is `["sandbox", "--policy", JSON, "--",
-/// PROGRAM, ...ARGS]`. Confines a thread of its own to the policy, starts the program from it,
+/// PROGRAM, ...ARGS]` (or `["sandbox", "--", PROGRAM, ...ARGS]`, the policy in
+/// `CORVID_SANDBOX_POLICY`). Confines a thread of its own to the policy, starts the program from it,
 /// supervises it until it ends and kills whatever it left running; returns the exit status
 /// (the program's, 128 + a signal, or 126/127 when it could not be run, with one line on
 /// stderr). Blocks the calling thread throughout: only for `sandbox-launcher.cjs`, which must

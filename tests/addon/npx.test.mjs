@@ -4,6 +4,8 @@
 // stdin ending the process, and the ACP Registry's own auth check (tests/registry).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -39,8 +41,8 @@ test("a prompt turn over stdio; a bad line gets -32700 and the next request stil
   assert.deepEqual(agent.violations, [], "every stdout line is a valid ACP frame");
 });
 
-test("flags: --version, --help, and an unknown one or --login refused on stderr with nothing on stdout", () => {
-  for (const [args, code, stdout] of [[["--version"], 0, /^corvid-acp \d+\.\d+\.\d+\n$/], [["acp", "--help"], 0, /^usage: corvid-acp/], [["--bogus"], 2, /^$/], [["acp", "--login"], 2, /^$/]]) {
+test("flags: --version, --help, and an unknown one refused on stderr with nothing on stdout", () => {
+  for (const [args, code, stdout] of [[["--version"], 0, /^corvid-acp \d+\.\d+\.\d+\n$/], [["acp", "--help"], 0, /^usage: corvid-acp/], [["--bogus"], 2, /^$/]]) {
     const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", input: "" });
     assert.equal(r.status, code, `${args}: ${r.stderr}`);
     assert.match(r.stdout, stdout, `${args}`);
@@ -52,4 +54,30 @@ test("the ACP Registry's auth check passes against `node bin/corvid-acp.mjs`", a
   const { problems, response } = await authCheck(process.execPath, [bin], { timeoutMs: 60_000 });
   assert.deepEqual(problems, []);
   assert.ok(response.result.authMethods.some((m) => m.type === "terminal"), "the validator signals terminal auth");
+});
+
+test("terminal sign-in: the client runs the method's `--login` in a pseudo-terminal, then session/new works on the same connection", async () => {
+  const env = agentEnv(); // no provider configured
+  const agent = spawnNpx(env);
+  const init = await agent.request("i", "initialize", { protocolVersion: 1, clientCapabilities: { _meta: { "terminal-auth": true } } }, 15000);
+  const method = init.result.authMethods.find((m) => m.type === "terminal");
+  assert.deepEqual(method?.args, ["--login"], JSON.stringify(init.result.authMethods));
+  const before = await agent.request("n0", "session/new", { cwd: tmpdir(), mcpServers: [] });
+  assert.equal(before.error?.code, -32000, JSON.stringify(before));
+  // What the client does: the agent's own command (here `node bin/corvid-acp.mjs`) with the
+  // method's args, in a terminal the user types into (a scripted provider URL, model and key).
+  const ptyRun = join(repo, "tests", "support", "pty-run.py");
+  const answers = `openai\n${fake.url}\nfake-model\nsk-from-npx\n`;
+  const login = spawnSync("python3", [ptyRun, process.execPath, bin, ...method.args], { env, input: answers, encoding: "utf8", timeout: 20000 });
+  assert.equal(login.status, 0, login.stdout + login.stderr);
+  assert.match(login.stdout, /Saved to /);
+  assert.match(readFileSync(env.CORVID_CONFIG, "utf8"), /api_key = "sk-from-npx"/);
+  const s = await agent.request("n1", "session/new", { cwd: tmpdir(), mcpServers: [] });
+  assert.ok(s.result?.sessionId, JSON.stringify(s));
+  fake.script("NPX-AFTER-LOGIN", { chunks: [{ content: "signed in" }] });
+  const r = await agent.request("p", "session/prompt", { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "NPX-AFTER-LOGIN" }] }, 15000);
+  assert.equal(r.result.stopReason, "end_turn");
+  assert.equal(fake.requests.at(-1).headers.authorization, "Bearer sk-from-npx");
+  await agent.stop();
+  assert.deepEqual(agent.violations, []);
 });
