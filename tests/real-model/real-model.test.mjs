@@ -269,7 +269,8 @@ test("Anthropic Messages: a streamed answer, with input tokens counted as llama.
   const start = events.find((e) => e.event === "message_start")?.data.message.usage;
   const delta = events.find((e) => e.event === "message_delta")?.data.usage;
   assert.ok(start && delta, call.response.slice(0, 1500));
-  const { usage } = turn.response.result;
+  // A v1 client gets the turn's usage under `_meta` (the stable PromptResponse has no `usage`).
+  const { usage } = turn.response.result._meta.corvid;
   assert.equal(usage.inputTokens, start.input_tokens + (start.cache_read_input_tokens ?? 0));
   assert.equal(usage.outputTokens, delta.output_tokens);
   const usageUpdate = turn.updates.filter((u) => u.sessionUpdate === "usage_update").at(-1);
