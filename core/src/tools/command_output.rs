@@ -11,9 +11,19 @@ use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_a
 use crate::event::ToolKind;
 use crate::provider::ToolSpec;
 
+/// The arguments of `command_output` and `kill_command`: which background command.
 #[derive(Deserialize)]
 pub(super) struct IdArgs {
     pub id: String,
+}
+
+impl IdArgs {
+    /// Their JSON schema, as offered to the model.
+    pub(super) fn schema() -> Value {
+        json!({"type":"object","properties":{
+            "id":{"type":"string","description":"The id run_command returned (`id: bg1` → \"bg1\")."}
+        },"required":["id"]})
+    }
 }
 
 pub struct CommandOutput;
@@ -28,9 +38,7 @@ impl Tool for CommandOutput {
             "command_output",
             "Read what a background command (started by run_command with background: true) printed since the \
              last read, and whether it is still running or its exit code.",
-            json!({"type":"object","properties":{
-                "id":{"type":"string","description":"The id run_command returned (`id: bg1` → \"bg1\")."}
-            },"required":["id"]}),
+            IdArgs::schema(),
         )
     }
 

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::background::Status;
 use super::command_output::{IdArgs, report};
@@ -27,9 +27,7 @@ impl Tool for KillCommand {
             "kill_command",
             "End a background command (started by run_command with background: true) and every process it \
              started. Returns what it printed since the last read.",
-            json!({"type":"object","properties":{
-                "id":{"type":"string","description":"The id run_command returned (`id: bg1` → \"bg1\")."}
-            },"required":["id"]}),
+            IdArgs::schema(),
         )
     }
 
