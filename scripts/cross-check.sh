@@ -15,11 +15,16 @@
 #       turn     a prompt turn (scripts/smoke-turn.mjs: initialize, session/new, write_file,
 #                run_command through `cmd /C`, against the fake model; the SQLite store) with
 #                `corvid.exe acp` under Wine
+#       archive  the release archive (.zip) packed as the release packs it, its name, checksum
+#                and contents checked, the unpacked corvid.exe run under Wine
+#                (scripts/cross-archive-check.sh)
 #   aarch64-unknown-linux-gnu
 #       clippy   cargo clippy --release --workspace --all-targets, -D warnings (arm64 std from sid)
 #       build    cargo build --release --workspace (the binary and the addon, as scripts/test.sh)
 #       turn     the same prompt turn with `corvid acp` under qemu-aarch64-static (sandbox off:
 #                qemu-user cannot run it; see the step)
+#       archive  the release archive (.tar.gz) as above, checked against agent.json's
+#                linux-aarch64 entry (its URL's file name, cmd ./corvid, a sha256 from the sums)
 #       addon    require() of the arm64 addon in the arm64 Node under qemu, then the same turn
 #                through its NativeAgent
 #       npm      the npm packages packed with that addon, installed by npm for arm64 into a
@@ -164,6 +169,9 @@ for target in "${targets[@]}"; do
       ' _ "$run" "$out/x86_64-pc-windows-gnu"
       step "$target" version timeout 300 wine "$run/corvid.exe" --version
       step "$target" turn node scripts/smoke-turn.mjs --wine --exec wine "$run/corvid.exe" acp
+      target_failed=0
+      step "$target" archive env CORVID_ARCHIVE_DLLS="$run" bash scripts/cross-archive-check.sh \
+        "$out/archives" "$target" "$run/corvid.exe" timeout 300 wine
       ;;
     aarch64-unknown-linux-gnu)
       qemu=(qemu-aarch64-static -L "$CORVID_CROSS_ARM64_SYSROOT")
@@ -176,6 +184,8 @@ for target in "${targets[@]}"; do
       # arm64 binary, which needs binfmt_misc, and then PR_SET_CHILD_SUBREAPER fails with EINVAL
       # under qemu). The release workflow runs the sandboxed turn on a real arm64 runner.
       step "$target" turn env CORVID_SANDBOX=off node scripts/smoke-turn.mjs --exec "${qemu[@]}" "$bin/corvid" acp
+      target_failed=0
+      step "$target" archive bash scripts/cross-archive-check.sh "$out/archives" "$target" "$bin/corvid" "${qemu[@]}"
       target_failed=0
       # napi-rs's file name for this platform (as scripts/build-addon.mjs names it).
       step "$target" addon bash -c 'cp "$1/libcorvid_node.so" "$1/corvid.linux-arm64-gnu.node" &&
