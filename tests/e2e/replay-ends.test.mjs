@@ -1,6 +1,7 @@
 // A load or resume ends with its response (issue 44): the replay, the slash commands (once) and
 // anything else the client needs come before it, and nothing of the session follows until a
-// new prompt. v2 replays each stored agent reply whole (`agent_message`), not as its chunks.
+// new prompt. v2 replays each stored agent reply whole (`agent_message`) and each thought whole
+// (`agent_thought`), not as their chunks.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,7 +84,7 @@ test("v2: session/resume ends with its response, with or without replay; the rep
   const env = agentEnv({ fake });
   const cwd = mkdtempSync(join(tmpdir(), "corvid-replay-ends-v2-"));
   const pieces = ["Stre", "amed ", "in ", "many ", "pieces."];
-  fake.script("ENDS-V2-A", { chunks: pieces.map((content) => ({ content })) });
+  fake.script("ENDS-V2-A", { chunks: [{ reasoning: "Let me " }, { reasoning: "think." }, ...pieces.map((content) => ({ content }))] });
   fake.script("ENDS-V2-B", { steps: [{ toolCalls: [{ name: "update_plan", arguments: { entries: [{ content: "x", status: "pending" }] } }] }, { chunks: [{ content: "After " }, { content: "the plan." }] }] });
   const live = spawnAgent({ env, validator: v2Validator() });
   await live.request("i", "initialize", V2_INIT);
@@ -107,6 +108,13 @@ test("v2: session/resume ends with its response, with or without replay; the rep
   await replayer.request("i", "initialize", V2_INIT);
   const replayed = await restoreEndsWithResponse(replayer, "r", "session/resume", { sessionId, cwd, replayFrom: { type: "start" } }, sessionId);
   assert.deepEqual(replayed.filter((u) => u.sessionUpdate === "agent_message_chunk"), [], "no reply goes out in chunks");
+  assert.ok(live.updates(sessionId).filter((u) => u.sessionUpdate === "agent_thought_chunk").length >= 2, "live, the thought streamed in chunks");
+  assert.deepEqual(replayed.filter((u) => u.sessionUpdate === "agent_thought_chunk"), [], "no thought goes out in chunks");
+  assert.deepEqual(
+    replayed.filter((u) => u.sessionUpdate === "agent_thought").map((u) => u.content),
+    [[{ type: "text", text: "Let me think." }]],
+    "the thought replays as one agent_thought",
+  );
   const whole = replayed.filter((u) => u.sessionUpdate === "agent_message");
   assert.deepEqual(
     whole.map((u) => [u.messageId, u.content]),
@@ -114,8 +122,8 @@ test("v2: session/resume ends with its response, with or without replay; the rep
     "one agent_message per stored reply, its id and its whole text",
   );
   // In its place: the first reply between its user message and the second one, the second after its plan.
-  const kinds = replayed.map((u) => u.sessionUpdate).filter((k) => ["user_message", "agent_message", "plan_update"].includes(k));
-  assert.deepEqual(kinds, ["user_message", "agent_message", "user_message", "plan_update", "agent_message"]);
+  const kinds = replayed.map((u) => u.sessionUpdate).filter((k) => ["user_message", "agent_thought", "agent_message", "plan_update"].includes(k));
+  assert.deepEqual(kinds, ["user_message", "agent_thought", "agent_message", "user_message", "plan_update", "agent_message"]);
   assert.equal(replayed.at(-1).sessionUpdate, "state_update", "the state closes the replay");
   await finish(replayer);
 

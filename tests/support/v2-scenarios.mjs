@@ -17,18 +17,21 @@ import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 
 /**
  * Live updates as a v2 replay sends them: each run of one reply's `agent_message_chunk`s as one
- * `agent_message` holding its whole content (adjacent texts joined).
+ * `agent_message` holding its whole content (adjacent texts joined), and each thought's
+ * `agent_thought_chunk`s as one `agent_thought`.
  */
 function wholeReplies(updates) {
+  const whole = { agent_message_chunk: "agent_message", agent_thought_chunk: "agent_thought" };
   const out = [];
   for (const u of updates) {
     const open = out.at(-1);
-    if (u.sessionUpdate !== "agent_message_chunk") out.push(u);
-    else if (open?.sessionUpdate === "agent_message" && open.messageId === u.messageId) {
+    const kind = whole[u.sessionUpdate];
+    if (!kind) out.push(u);
+    else if (open?.sessionUpdate === kind && open.messageId === u.messageId) {
       const last = open.content.at(-1);
       if (last?.type === "text" && u.content.type === "text") last.text += u.content.text;
       else open.content.push({ ...u.content });
-    } else out.push({ sessionUpdate: "agent_message", messageId: u.messageId, content: [{ ...u.content }] });
+    } else out.push({ sessionUpdate: kind, messageId: u.messageId, content: [{ ...u.content }] });
   }
   return out;
 }

@@ -278,15 +278,26 @@ pub fn permission_request(
 /// RFD recommends for replay: the blocks of one user message (stored as v1 `user_message_chunk`s)
 /// become the one `user_message` v2 clients were sent live, and the chunks an agent reply streamed
 /// in (stored as v1 `agent_message_chunk`s, often hundreds) become one `agent_message` with the
-/// whole content, adjacent text joined into one block. A reply's chunks that come back after
-/// something else interrupted them (not something Corvid's turns do) are sent as chunks: v2
-/// appends those to the message, where a second `agent_message` would replace its content.
+/// whole content, adjacent text joined into one block; a thought's chunks (`agent_thought_chunk`)
+/// likewise become one `agent_thought`. A reply's chunks that come back after something else
+/// interrupted them (not something Corvid's turns do) are sent as chunks: v2 appends those to
+/// the message, where a second whole message would replace its content.
 #[derive(Default)]
 pub struct Replay {
     user: Option<(String, Vec<Value>)>,
-    agent: Option<(String, Vec<Value>)>,
-    /// The agent messages already sent whole.
-    sent: HashSet<String>,
+    /// The agent message or thought being gathered: the v2 update it becomes, its id, its blocks.
+    agent: Option<(&'static str, String, Vec<Value>)>,
+    /// The agent messages and thoughts already sent whole (by update kind and id).
+    sent: HashSet<(&'static str, String)>,
+}
+
+/// The whole v2 update an agent's stored chunk kind is gathered into.
+fn whole_kind(chunk: &str) -> Option<&'static str> {
+    match chunk {
+        "agent_message_chunk" => Some("agent_message"),
+        "agent_thought_chunk" => Some("agent_thought"),
+        _ => None,
+    }
 }
 
 impl Replay {
@@ -306,15 +317,19 @@ impl Replay {
                 }
                 return out;
             }
-            (Some("agent_message_chunk"), Some(id), Some(content)) if !self.sent.contains(id) => {
-                match &mut self.agent {
-                    Some((open, blocks)) if open == id => join_block(blocks, content),
-                    _ => {
-                        out.extend(self.finish());
-                        self.agent = Some((id.to_string(), vec![content.clone()]));
+            (Some(chunk), Some(id), Some(content)) => {
+                if let Some(whole) = whole_kind(chunk)
+                    && !self.sent.contains(&(whole, id.to_string()))
+                {
+                    match &mut self.agent {
+                        Some((kind, open, blocks)) if *kind == whole && open == id => join_block(blocks, content),
+                        _ => {
+                            out.extend(self.finish());
+                            self.agent = Some((whole, id.to_string(), vec![content.clone()]));
+                        }
                     }
+                    return out;
                 }
-                return out;
             }
             _ => {}
         }
@@ -329,9 +344,9 @@ impl Replay {
         if let Some((id, blocks)) = self.user.take() {
             return Some(json!({ "sessionUpdate": "user_message", "messageId": id, "content": blocks }));
         }
-        let (id, blocks) = self.agent.take()?;
-        let whole = json!({ "sessionUpdate": "agent_message", "messageId": id, "content": blocks });
-        self.sent.insert(id);
+        let (kind, id, blocks) = self.agent.take()?;
+        let whole = json!({ "sessionUpdate": kind, "messageId": id, "content": blocks });
+        self.sent.insert((kind, id));
         Some(whole)
     }
 }
@@ -526,5 +541,32 @@ mod tests {
         assert_eq!(out[1]["sessionUpdate"], "plan_update");
         assert_eq!(replay.push(&piece("a", "!")), vec![piece("a", "!")]);
         assert!(replay.finish().is_none());
+    }
+
+    #[test]
+    fn a_replay_sends_each_thought_whole_and_apart_from_the_reply() {
+        let think = |text: &str| json!({ "sessionUpdate": "agent_thought_chunk", "messageId": "t", "content": { "type": "text", "text": text } });
+        let say = |text: &str| json!({ "sessionUpdate": "agent_message_chunk", "messageId": "t", "content": { "type": "text", "text": text } });
+        let mut replay = Replay::default();
+        assert!(replay.push(&think("Let me ")).is_empty());
+        assert!(replay.push(&think("look.")).is_empty());
+        // The reply opens (even under the same id): the thought goes out whole, as a thought.
+        let out = replay.push(&say("Done"));
+        assert_eq!(
+            out,
+            vec![
+                json!({ "sessionUpdate": "agent_thought", "messageId": "t", "content": [{ "type": "text", "text": "Let me look." }] })
+            ]
+        );
+        assert_eq!(
+            replay.finish(),
+            Some(
+                json!({ "sessionUpdate": "agent_message", "messageId": "t", "content": [{ "type": "text", "text": "Done" }] })
+            )
+        );
+        // A late thought chunk after its thought went out whole appends, as a chunk.
+        let late = replay.push(&think("!"));
+        assert_eq!(late.len(), 1);
+        assert_eq!(late[0]["sessionUpdate"], "agent_thought_chunk");
     }
 }
