@@ -23,6 +23,9 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{self, Message};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long, after stdin's end, the bridge waits for the server's close: the server ends a
+/// connection within about 1 s of the end of its input (its core's shutdown bound).
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(1500);
 
 pub struct ConnectArgs {
     pub url: String,
@@ -135,6 +138,35 @@ fn tls_connector(ca_cert: Option<&Path>) -> anyhow::Result<tokio_rustls::TlsConn
     Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
 }
 
+/// Passes one message from the server to stdout; `Some` when the connection has ended (how).
+async fn pass_on(
+    message: Option<Result<Message, tungstenite::Error>>,
+    stdout: &tokio::sync::mpsc::Sender<String>,
+    shown: &str,
+) -> Option<anyhow::Result<()>> {
+    let line = match message {
+        Some(Ok(Message::Text(text))) => one_line(text.as_str()),
+        Some(Ok(Message::Binary(bytes))) => std::str::from_utf8(&bytes).ok().and_then(one_line),
+        Some(Ok(Message::Close(frame))) => {
+            let (code, reason) =
+                frame.map(|f| (f.code, f.reason.to_string())).unwrap_or((CloseCode::Normal, String::new()));
+            tracing::info!(%code, %reason, "the server closed the connection");
+            return Some(match code {
+                CloseCode::Normal | CloseCode::Away => Ok(()),
+                other => Err(anyhow::anyhow!("the server closed the connection ({other}: {reason})")),
+            });
+        }
+        Some(Ok(_)) => None,
+        Some(Err(e)) => return Some(Err(anyhow::anyhow!("connection to {shown} lost: {e}"))),
+        None => return Some(Err(anyhow::anyhow!("connection to {shown} lost"))),
+    };
+    // stdout gone: nobody reads what follows.
+    match line {
+        Some(line) => stdout.send(line).await.is_err().then_some(Ok(())),
+        None => None,
+    }
+}
+
 /// One line for stdout: the server sends compact JSON, but a frame with a raw newline would
 /// break NDJSON framing, so such a frame is re-serialized (or dropped if it is not JSON).
 fn one_line(text: &str) -> Option<String> {
@@ -204,36 +236,26 @@ where
                     let _ = transport.outgoing.send(corvid_core::rpc::error_frame(&id, error)).await;
                 }
                 None => {
-                    // The editor closed stdin: close the socket politely and leave.
-                    let _ = sink.send(Message::Close(None)).await;
+                    // The editor closed stdin: end the server's input but keep reading, and pass on
+                    // what it still sends (a turn it cancels ends with a final update the editor
+                    // should see) until its close; a server that does not know END_OF_INPUT gets
+                    // our close after CLOSE_TIMEOUT.
+                    let end = serde_json::json!({ "jsonrpc": "2.0", "method": crate::serve::END_OF_INPUT }).to_string();
+                    let _ = sink.send(Message::Text(end.into())).await;
+                    let rest = async {
+                        loop {
+                            if let Some(end) = pass_on(stream.next().await, &transport.outgoing, shown).await {
+                                return end;
+                            }
+                        }
+                    };
+                    let outcome = tokio::time::timeout(CLOSE_TIMEOUT, rest).await.unwrap_or(Ok(()));
                     let _ = tokio::time::timeout(Duration::from_millis(500), sink.close()).await;
-                    break Ok(());
+                    break outcome;
                 }
             },
-            message = stream.next() => match message {
-                Some(Ok(Message::Text(text))) => {
-                    if let Some(line) = one_line(text.as_str()) && transport.outgoing.send(line).await.is_err() {
-                        break Ok(());
-                    }
-                }
-                Some(Ok(Message::Binary(bytes))) => {
-                    if let Some(line) = std::str::from_utf8(&bytes).ok().and_then(one_line)
-                        && transport.outgoing.send(line).await.is_err()
-                    {
-                        break Ok(());
-                    }
-                }
-                Some(Ok(Message::Close(frame))) => {
-                    let (code, reason) = frame.map(|f| (f.code, f.reason.to_string())).unwrap_or((CloseCode::Normal, String::new()));
-                    tracing::info!(%code, %reason, "the server closed the connection");
-                    break match code {
-                        CloseCode::Normal | CloseCode::Away => Ok(()),
-                        other => Err(anyhow::anyhow!("the server closed the connection ({other}: {reason})")),
-                    };
-                }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => break Err(anyhow::anyhow!("connection to {shown} lost: {e}")),
-                None => break Err(anyhow::anyhow!("connection to {shown} lost")),
+            message = stream.next() => if let Some(end) = pass_on(message, &transport.outgoing, shown).await {
+                break end;
             },
         }
     };

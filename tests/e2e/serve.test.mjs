@@ -341,6 +341,46 @@ test("ACP v2 over wss and through the bridge, when the server turns it on: the s
     { env: agentEnv({ fake }) },
   ));
 
+test("v2 turns end when the input does: a socket closed right after the prompt's {messageId} has the turn stored as cancelled; through the bridge the editor gets its final idle live before the close", () => {
+  const env = agentEnv({ fake });
+  return withServer(async (server) => {
+    const V2_INIT = { protocolVersion: 2, info: { name: "serve-v2-eof", version: "1" }, capabilities: {} };
+    fake.script("WS-V2-EOF", { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
+    const c = await connect(server.url, { headers: bearer, ca: certs.ca, validate: v2Validator().validateAgentFrame });
+    await c.request(1, "initialize", V2_INIT);
+    const { sessionId } = (await c.request(2, "session/new", { cwd: tmpdir() })).result;
+    const answered = await c.request(3, "session/prompt", { sessionId, prompt: text("WS-V2-EOF go") });
+    assert.match(answered.result?.messageId ?? "", /./, JSON.stringify(answered));
+    // A WebSocket close is final both ways: nothing more can reach this client, but the turn
+    // is cancelled and stored as such while the server lets the connection go (not left
+    // running, or "interrupted" for the next start to find).
+    await c.close();
+    assert.deepEqual(c.violations, []);
+    const db = join(env.CORVID_DATA_DIR, "sessions.db");
+    const turns = () => sqlRows(db, "select status, stop_reason from turns");
+    for (let i = 0; i < 50 && turns()[0]?.[0] !== "finished"; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(turns(), [["finished", "cancelled"]]);
+
+    // The same through the bridge: its stdin ends, it closes the socket and passes on what the
+    // server still sends until the server's close.
+    fake.script("BRIDGE-V2-EOF", { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
+    const bridge = spawnAgent({
+      env: agentEnv(),
+      args: ["acp", "--connect", server.url, "--token-file", tokenPath, "--ca-cert", certs.caFile],
+      validator: v2Validator(),
+    });
+    await bridge.request("i", "initialize", V2_INIT, 10000);
+    const b = (await bridge.request("n", "session/new", { cwd: tmpdir() }, 10000)).result.sessionId;
+    const asked = await bridge.request("p", "session/prompt", { sessionId: b, prompt: text("BRIDGE-V2-EOF go") }, 10000);
+    bridge.child.stdin.end();
+    assert.equal((await bridge.exited).code, 0, bridge.stderr);
+    const relayed = bridge.frames.slice(bridge.frames.indexOf(asked) + 1);
+    const last = relayed.at(-1)?.params?.update;
+    assert.deepEqual([last?.sessionUpdate, last?.state, last?.stopReason], ["state_update", "idle", "cancelled"], JSON.stringify(relayed.slice(-3)));
+    assert.deepEqual(bridge.violations, []);
+  }, { env });
+});
+
 test("bridge: connect failures say why on stderr and exit non-zero", async () => {
   await withServer(async (server) => {
     const cases = [

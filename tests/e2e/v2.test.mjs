@@ -198,3 +198,23 @@ test("kill -9 while a background command runs after its turn: on resume its term
     await c.done();
   }
 });
+
+test("a v2 client that closes stdin right after its prompt's {messageId} still gets the turn's final idle with its stopReason before the agent exits", async () => {
+  const m = marker("EOF-V2");
+  fake.script(m, { chunks: Array.from({ length: 100 }, () => ({ content: "." })), delayMs: 100 });
+  const agent = spawnAgent({ env: agentEnv({ fake }), validator: v2Validator() });
+  const r = await agent.request("i", "initialize", { protocolVersion: 2, info: { name: "x", version: "1" }, capabilities: {}, clientCapabilities: {} });
+  assert.equal(r.result.protocolVersion, 2);
+  const { sessionId } = (await agent.request("n", "session/new", { cwd: workspace() })).result;
+  const answered = await agent.request("p", "session/prompt", { sessionId, prompt: [{ type: "text", text: m }] }, 10000);
+  assert.match(answered.result?.messageId ?? "", /./, JSON.stringify(answered));
+  agent.child.stdin.end();
+  const { code } = await agent.exited;
+  assert.equal(code, 0);
+  const after = agent.frames.slice(agent.frames.indexOf(answered) + 1);
+  const idles = after.filter((f) => f.method === "session/update" && f.params.update.sessionUpdate === "state_update" && f.params.update.state === "idle");
+  assert.equal(idles.length, 1, JSON.stringify(after.slice(-5)));
+  assert.equal(idles[0].params.update.stopReason, "cancelled");
+  assert.equal(after.at(-1), idles[0], "nothing after the turn's idle");
+  assert.deepEqual(agent.violations, []);
+});

@@ -78,6 +78,10 @@ pub struct Agent {
     wire: crate::event::Wire,
     /// Whether a request other than `initialize` came (a v2 repeat must come before any).
     saw_other_request: std::sync::atomic::AtomicBool,
+    /// Work that outlives the request that started it (a v2 turn runs on after its prompt's
+    /// `{messageId}` answer): shutdown waits for it, so a turn's final `idle` is written before
+    /// the connection closes.
+    detached: tokio_util::task::TaskTracker,
 }
 
 /// An agent alias and its profile.
@@ -133,6 +137,7 @@ impl Agent {
             subagent_slots,
             wire,
             saw_other_request: std::sync::atomic::AtomicBool::new(false),
+            detached: tokio_util::task::TaskTracker::new(),
         })
     }
 
@@ -405,7 +410,13 @@ impl Handler for Agent {
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         self.sessions.cancel_all();
-        let outbox = self.outbox.clone();
-        async move { outbox.flush().await }.boxed()
+        // The cancelled v2 turns end on their own tasks: their `idle` goes out before the flush.
+        self.detached.close();
+        let (detached, outbox) = (self.detached.clone(), self.outbox.clone());
+        async move {
+            detached.wait().await;
+            outbox.flush().await;
+        }
+        .boxed()
     }
 }

@@ -248,7 +248,7 @@ impl Agent {
                     prompt.echoed = Some(tx);
                     self.claim_in_store(&claim).await?;
                     let this = self.clone();
-                    tokio::spawn(async move { this.run_turn_v2(claim, prompt).await });
+                    self.detached.spawn(async move { this.run_turn_v2(claim, prompt).await });
                     return Ok(Started::Turn(echoed));
                 }
                 Err(AgentError::SessionBusy(_)) => {
@@ -258,7 +258,7 @@ impl Agent {
                     match session.steer(Steer { prompt, taken }) {
                         Ok(cancel) => {
                             let (this, session) = (self.clone(), session.clone());
-                            tokio::spawn(async move {
+                            self.detached.spawn(async move {
                                 if was_taken.await.is_err() && !cancel.is_cancelled() {
                                     // The turn ended after its last model request: the next
                                     // turn is this prompt's.

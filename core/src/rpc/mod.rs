@@ -76,7 +76,8 @@ const ANSWER_GRACE: Duration = Duration::from_millis(500);
 /// ...and then how long the cancelled rest may take to answer. Together with the drain and the
 /// stdout writer's deadline the process is gone within 1 s of losing its client.
 const CANCEL_GRACE: Duration = Duration::from_millis(200);
-/// How long the handler's final drain (e.g. the store flush) may take after that.
+/// How long the handler's final drain (e.g. the store flush) may take after that, at least
+/// (it also gets what the two graces above left unused).
 const DRAIN_GRACE: Duration = Duration::from_millis(150);
 
 /// Serves one connection until the peer closes it or `shutdown` fires.
@@ -190,6 +191,7 @@ pub async fn run_connection<H: Handler>(
     // final flush) runs once the request tasks have had their chance to finish. Requests that
     // need nothing more from the client (an `initialize` piped in right before end of input)
     // are answered; only what outlasts the grace is cancelled, and gets -32800.
+    let ending = tokio::time::Instant::now();
     let drain = handler.shutdown();
     tasks.close();
     if tokio::time::timeout(ANSWER_GRACE, tasks.wait()).await.is_err() {
@@ -199,7 +201,10 @@ pub async fn run_connection<H: Handler>(
         }
     }
     connection_gone.cancel();
-    let _ = tokio::time::timeout(DRAIN_GRACE, drain).await;
+    // The drain (e.g. a v2 turn that answered long ago writing its final `idle`) may use what
+    // the graces above left unused, and has at least its own: the 1 s bound holds either way.
+    let budget = (ANSWER_GRACE + CANCEL_GRACE + DRAIN_GRACE).saturating_sub(ending.elapsed()).max(DRAIN_GRACE);
+    let _ = tokio::time::timeout(budget, drain).await;
     peer.close();
 }
 

@@ -36,6 +36,21 @@ mod auth;
 mod tls;
 
 pub use auth::read_token;
+
+/// The notification a WebSocket client sends to end its input while it still reads: WebSocket
+/// has no half-close, and once a peer's close frame arrives nothing more can be sent to it. The
+/// bridge sends it when the editor closes its stdin, so the editor still gets what the core
+/// writes while it winds down (a cancelled v2 turn's final `state_update`), then the close.
+pub const END_OF_INPUT: &str = "_corvid/end_of_input";
+
+/// Whether a text frame is the [`END_OF_INPUT`] notification (a small JSON object naming it and
+/// carrying no id).
+fn is_end_of_input(text: &str) -> bool {
+    text.len() < 256
+        && text.contains(END_OF_INPUT)
+        && serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v["method"] == END_OF_INPUT && v.get("id").is_none())
+}
 use auth::{check_exposure, digest, presented_tokens, token_matches};
 use tls::{TlsListener, tls_acceptor};
 
@@ -297,6 +312,8 @@ async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String
         };
         last_activity.store(since(start), Ordering::Relaxed);
         let bytes = match message {
+            // The input ends; the writer goes on until the core is done, then closes.
+            Some(Ok(Message::Text(text))) if is_end_of_input(text.as_str()) => break,
             Some(Ok(Message::Text(text))) => text.as_str().as_bytes().to_vec(),
             Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),
             Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
@@ -319,8 +336,9 @@ async fn connection(socket: WebSocket, shared: Arc<Shared>, agent: Option<String
             break;
         }
     }
-    // End of input: the core cancels what runs, flushes, and closes its side; the writer
-    // then sends the close frame.
+    // End of input (the client's close, its END_OF_INPUT, a limit): the core cancels what runs,
+    // writes its last frames (sent unless the client's close came first), flushes, and closes
+    // its side; the writer then sends the close frame.
     drop(to_agent);
     if let Err(e) = core.await {
         tracing::error!(error = %e, "connection task failed");
