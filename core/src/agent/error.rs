@@ -3,11 +3,10 @@
 //! theirs, `rpc::RpcError::to_wire`); a handler's `AgentError` reaches the wire through
 //! `From<AgentError> for RpcError`.
 
-use agent_client_protocol_schema::v1 as acp;
 use serde_json::json;
 
 use crate::provider::ProviderError;
-use crate::rpc::RpcError;
+use crate::rpc::{ErrorObject, RpcError};
 
 /// Implementation-defined code for "session busy" (inside the -32000..-32099 range ACP leaves
 /// to agents; -32000 and -32002 are taken by the spec).
@@ -65,25 +64,32 @@ impl AgentError {
     }
 
     /// The JSON-RPC error object sent on the wire.
-    pub fn to_wire(&self) -> acp::Error {
+    pub fn to_wire(&self) -> ErrorObject {
         let message = self.to_string();
         match self {
             AgentError::Rpc(e) => e.to_wire(),
-            AgentError::AuthRequired(_) => acp::Error::new(-32000, message),
-            AgentError::SessionNotFound(id) => acp::Error::new(-32002, message).data(json!({ "sessionId": id })),
+            AgentError::AuthRequired(_) => ErrorObject::new(-32000, message),
+            AgentError::SessionNotFound(id) => ErrorObject::new(-32002, message).data(json!({ "sessionId": id })),
             AgentError::SessionBusy(id) | AgentError::SessionLoading(id) => {
-                acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id }))
+                ErrorObject::new(SESSION_BUSY, message).data(json!({ "sessionId": id }))
             }
             AgentError::SessionBusyElsewhere { id, turn, host } => {
-                acp::Error::new(SESSION_BUSY, message).data(json!({ "sessionId": id, "turn": turn, "host": host }))
+                ErrorObject::new(SESSION_BUSY, message).data(json!({ "sessionId": id, "turn": turn, "host": host }))
             }
-            AgentError::SessionStale(id) => acp::Error::new(SESSION_STALE, message).data(json!({ "sessionId": id })),
-            AgentError::LimitReached(_) => acp::Error::new(LIMIT_REACHED, message),
+            AgentError::SessionStale(id) => ErrorObject::new(SESSION_STALE, message).data(json!({ "sessionId": id })),
+            AgentError::LimitReached(_) => ErrorObject::new(LIMIT_REACHED, message),
             AgentError::SteeringMissed(id) => {
-                acp::Error::new(STEERING_MISSED, message).data(json!({ "sessionId": id }))
+                ErrorObject::new(STEERING_MISSED, message).data(json!({ "sessionId": id }))
             }
-            AgentError::Provider(p) => acp::Error::new(-32603, message).data(p.wire_data()),
+            AgentError::Provider(p) => ErrorObject::new(-32603, message).data(p.wire_data()),
         }
+    }
+}
+
+/// A store failure reaches the client as an internal error naming it.
+impl From<crate::store::StoreError> for AgentError {
+    fn from(e: crate::store::StoreError) -> Self {
+        AgentError::internal(e.to_string())
     }
 }
 

@@ -20,7 +20,7 @@ use crate::provider::ChatMessage;
 use crate::rpc::RpcError;
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
-use crate::store::{ArchiveFilter, Claim, SessionRecord, Store, StoreError, process};
+use crate::store::{ArchiveFilter, Claim, SessionRecord, Store, process};
 
 /// Sessions per `session/list` page.
 const PAGE: i64 = 50;
@@ -28,12 +28,6 @@ const PAGE: i64 = 50;
 /// What an interrupted turn says on replay.
 pub const INTERRUPTED_NOTE: &str =
     "\n\n⚠️ This turn was interrupted: Corvid stopped before it finished. Unfinished tool calls were marked failed.";
-
-impl From<StoreError> for AgentError {
-    fn from(e: StoreError) -> Self {
-        AgentError::internal(e.to_string())
-    }
-}
 
 impl Agent {
     /// The store, or -32601 naming why there is none (these methods are not advertised then).

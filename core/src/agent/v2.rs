@@ -287,7 +287,7 @@ impl Agent {
             Ok(end) => Ok(end.stop),
             Err(e) => {
                 let wire_error = e.to_wire();
-                Err(TurnError { code: i64::from(i32::from(wire_error.code)), message: wire_error.message })
+                Err(TurnError { code: i64::from(wire_error.code), message: wire_error.message })
             }
         };
         send_live(&self.outbox, &session_id, &Live::State(TurnState::Idle(state))).await;

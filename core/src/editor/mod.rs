@@ -114,9 +114,7 @@ impl EditorClient {
         };
         let value = answer.map_err(|e| match e {
             RpcError::Timeout { secs, .. } => EditorError::Timeout { method, secs },
-            RpcError::Remote { error, .. } => {
-                EditorError::Refused { method, code: i32::from(error.code), message: error.message }
-            }
+            RpcError::Remote { error, .. } => EditorError::Refused { method, code: error.code, message: error.message },
             RpcError::Closed => EditorError::Closed,
             other => EditorError::Malformed { method, reason: other.to_string() },
         })?;

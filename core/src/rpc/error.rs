@@ -2,8 +2,28 @@
 //! own errors (session states, provider failures) pick their objects in `agent::error` and
 //! arrive here as [`RpcError::Application`].
 
-use agent_client_protocol_schema::v1 as acp;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+/// A JSON-RPC 2.0 error object (`code`, `message`, optional `data`), as sent and as received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    pub code: i32,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// The same object with `data`.
+    pub fn data(self, data: Value) -> Self {
+        Self { data: Some(data), ..self }
+    }
+}
 
 /// Every error a request handler can return. Each variant maps to exactly one JSON-RPC code
 /// in [`RpcError::to_wire`] (an `Application` error carries its own).
@@ -28,12 +48,12 @@ pub enum RpcError {
     Cancelled,
     /// An error object the application chose (the agent's ACP errors: `agent::AgentError`).
     #[error("{}", .0.message)]
-    Application(Box<acp::Error>),
+    Application(Box<ErrorObject>),
     // --- errors of requests Corvid sends to the client ---
     #[error("client did not answer {method} within {secs} s")]
     Timeout { method: String, secs: u64 },
-    #[error("client answered {method} with error {}: {}", i32::from(.error.code), .error.message)]
-    Remote { method: String, error: Box<acp::Error> },
+    #[error("client answered {method} with error {}: {}", .error.code, .error.message)]
+    Remote { method: String, error: Box<ErrorObject> },
     #[error("connection closed")]
     Closed,
 }
@@ -49,19 +69,19 @@ impl RpcError {
     }
 
     /// The JSON-RPC error object sent on the wire.
-    pub fn to_wire(&self) -> acp::Error {
+    pub fn to_wire(&self) -> ErrorObject {
         let message = self.to_string();
         match self {
-            RpcError::Parse(_) => acp::Error::new(-32700, message),
-            RpcError::InvalidRequest(_) => acp::Error::new(-32600, message),
+            RpcError::Parse(_) => ErrorObject::new(-32700, message),
+            RpcError::InvalidRequest(_) => ErrorObject::new(-32600, message),
             RpcError::MethodNotFound(m) | RpcError::NotARequest(m) => {
-                acp::Error::new(-32601, message).data(json!({ "method": m }))
+                ErrorObject::new(-32601, message).data(json!({ "method": m }))
             }
-            RpcError::InvalidParams(_) => acp::Error::new(-32602, message),
-            RpcError::Internal(_) | RpcError::Closed => acp::Error::new(-32603, message),
-            RpcError::Cancelled => acp::Error::new(-32800, message),
+            RpcError::InvalidParams(_) => ErrorObject::new(-32602, message),
+            RpcError::Internal(_) | RpcError::Closed => ErrorObject::new(-32603, message),
+            RpcError::Cancelled => ErrorObject::new(-32800, message),
             RpcError::Application(e) => (**e).clone(),
-            RpcError::Timeout { .. } | RpcError::Remote { .. } => acp::Error::new(-32603, message),
+            RpcError::Timeout { .. } | RpcError::Remote { .. } => ErrorObject::new(-32603, message),
         }
     }
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use error::RpcError;
+pub use error::{ErrorObject, RpcError};
 pub use message::RequestId;
 pub use peer::{Peer, error_frame};
 

@@ -149,9 +149,8 @@ impl Peer {
                 answer.map_err(|error| RpcError::Remote {
                     method: method.to_string(),
                     error: Box::new(
-                        serde_json::from_value(error.clone()).unwrap_or_else(|_| {
-                            agent_client_protocol_schema::v1::Error::new(-32603, error.to_string())
-                        }),
+                        serde_json::from_value(error.clone())
+                            .unwrap_or_else(|_| super::ErrorObject::new(-32603, error.to_string())),
                     ),
                 })
             }
