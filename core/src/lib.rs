@@ -21,6 +21,7 @@ pub mod store;
 mod tls;
 pub mod tools;
 pub mod transport;
+pub mod uploads;
 
 use std::sync::{Arc, Once};
 

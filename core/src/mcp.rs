@@ -410,11 +410,34 @@ fn for_model(uploads: &std::path::Path, data: &str) -> Option<(crate::provider::
 /// Stores base64 `data` under `uploads/` and returns the marker the model reads.
 fn stored_marker(uploads: &std::path::Path, data: &str, mime: &str, from: Option<&str>) -> String {
     let label = if mime.starts_with("image/") { "IMAGE" } else { "Document" };
-    match crate::agent::prompt::store_upload_b64(uploads, data, mime) {
+    match crate::uploads::decode(data)
+        .and_then(|bytes| Ok((crate::uploads::store(uploads, &bytes, mime)?, bytes.len())))
+    {
         Ok((path, len)) => {
             let from = from.map(|f| format!(", from {f}")).unwrap_or_default();
             format!("[{label}: {} ({mime}, {len} bytes{from})]", path.display())
         }
         Err(e) => format!("[{label} the tool returned could not be stored: {e}]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An MCP tool's bad binary part is the tool's fault: its result says so, in the tool's
+    /// words, not as if the user's prompt were malformed.
+    #[test]
+    fn a_tool_result_with_bad_base64_is_named_in_the_result_not_as_a_prompt_error() {
+        let dir = std::env::temp_dir().join(format!("corvid-mcp-marker-{}", uuid::Uuid::new_v4()));
+        let marker = stored_marker(&dir, "!!!!", "image/png", None);
+        assert!(marker.starts_with("[IMAGE the tool returned could not be stored: invalid base64"), "{marker}");
+        assert!(!marker.contains("prompt"), "{marker}");
+        let ok = stored_marker(&dir, "JVBERi0=", "application/pdf", Some("file:///r.pdf"));
+        assert!(
+            ok.starts_with("[Document: ") && ok.ends_with("(application/pdf, 5 bytes, from file:///r.pdf)]"),
+            "{ok}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::v1 as acp;
-use base64::Engine;
 use serde_json::Value;
 
 use crate::provider::ImageRef;
@@ -19,8 +18,6 @@ use crate::rpc::RpcError;
 use crate::tools::Jail;
 
 const METHOD: &str = "session/prompt";
-/// Largest decoded blob or image accepted.
-pub const MAX_BLOB_BYTES: usize = 10 * 1024 * 1024;
 /// Linked workspace files up to this size are inlined for the model.
 const INLINE_LINK_BYTES: u64 = 64 * 1024;
 
@@ -112,56 +109,12 @@ pub fn convert(blocks: &[acp::ContentBlock], uploads: &Path, jail: &Jail) -> Res
 }
 
 fn decode(index: usize, data: &str) -> Result<Vec<u8>, RpcError> {
-    // The decoded size is known before decoding: refuse oversize input without allocating it.
-    let estimate = data.len() / 4 * 3;
-    if estimate > MAX_BLOB_BYTES + 3 {
-        return Err(RpcError::invalid_params(
-            METHOD,
-            format!("prompt[{index}]: content is {estimate} bytes decoded; the limit is {MAX_BLOB_BYTES}"),
-        ));
-    }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .map_err(|e| RpcError::invalid_params(METHOD, format!("prompt[{index}]: invalid base64: {e}")))?;
-    if bytes.len() > MAX_BLOB_BYTES {
-        return Err(RpcError::invalid_params(
-            METHOD,
-            format!("prompt[{index}]: content is {} bytes decoded; the limit is {MAX_BLOB_BYTES}", bytes.len()),
-        ));
-    }
-    Ok(bytes)
-}
-
-/// Decodes base64 `data` (at most 10 MB) and stores it like a prompt blob: for binary parts
-/// of MCP tool results. Returns the path and the decoded length.
-pub fn store_upload_b64(uploads: &Path, data: &str, mime: &str) -> Result<(PathBuf, usize), RpcError> {
-    let bytes = decode(0, data)?;
-    Ok((store_upload(uploads, &bytes, mime)?, bytes.len()))
+    crate::uploads::decode(data).map_err(|e| RpcError::invalid_params(METHOD, format!("prompt[{index}]: {e}")))
 }
 
 /// Writes `bytes` as `uploads/<sha256>.<ext>` unless it is already there.
 fn store_upload(uploads: &Path, bytes: &[u8], mime: &str) -> Result<PathBuf, RpcError> {
-    crate::tools::image::store(uploads, bytes, extension(mime))
-        .map_err(|e| RpcError::Internal(format!("storing an upload in {}: {e}", uploads.display())))
-}
-
-/// A file extension for a MIME type (`bin` when unknown).
-fn extension(mime: &str) -> &'static str {
-    match mime.split(';').next().unwrap_or("").trim() {
-        "image/png" => "png",
-        "image/jpeg" | "image/jpg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/svg+xml" => "svg",
-        "application/pdf" => "pdf",
-        "text/plain" => "txt",
-        "text/markdown" => "md",
-        "text/csv" => "csv",
-        "text/html" => "html",
-        "application/json" => "json",
-        "application/zip" => "zip",
-        _ => "bin",
-    }
+    crate::uploads::store(uploads, bytes, mime).map_err(|e| RpcError::Internal(e.to_string()))
 }
 
 /// What the model reads for a resource link.
@@ -214,6 +167,7 @@ fn unsupported(index: usize, what: &str) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
     use serde_json::json;
     use sha2::{Digest, Sha256};
 
