@@ -118,7 +118,7 @@ pub(super) struct LimitsSection {
     pub(super) max_turn_requests: Option<u32>,
     pub(super) permission_timeout_secs: Option<u64>,
     /// Replaces the default forbidden paths (/etc, Corvid's config, credential stores in ~: see
-    /// `Jail::default_forbidden`).
+    /// `config::default_forbidden_paths`).
     pub(super) forbidden_paths: Option<Vec<PathBuf>>,
     /// How long an MCP tool call may take before it fails.
     pub(super) mcp_call_timeout_secs: Option<u64>,

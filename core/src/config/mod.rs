@@ -7,6 +7,7 @@ mod agents;
 mod file;
 mod models;
 mod places;
+mod protected;
 mod sandbox;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ pub use agents::AgentProfile;
 use file::FileConfig;
 pub(crate) use file::parse_reason;
 pub use models::ModelOverride;
+pub use protected::default_forbidden_paths;
 pub use sandbox::{Launcher, SandboxConfig, SandboxMode, UnknownSandboxMode};
 
 use crate::provider::{ProviderKind, UnknownProvider};
@@ -295,7 +297,7 @@ impl Config {
             max_subagents: limits.max_subagents.unwrap_or(defaults.max_subagents),
             permission_timeout: secs(limits.permission_timeout_secs, defaults.permission_timeout),
             // Not the defaults' list: that one cannot name the credential stores under `home`.
-            forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| crate::tools::Jail::default_forbidden(home)),
+            forbidden_paths: limits.forbidden_paths.unwrap_or_else(|| default_forbidden_paths(home)),
             max_retries: section.max_retries.unwrap_or(defaults.max_retries),
             max_retry_wait: section.max_retry_wait_secs.map(Duration::from_secs).unwrap_or(defaults.max_retry_wait),
             stall_timeout: secs(section.stall_timeout_secs, defaults.stall_timeout),
@@ -370,7 +372,7 @@ impl Default for Config {
             max_turn_requests: 50,
             max_subagents: 3,
             permission_timeout: Duration::from_secs(600),
-            forbidden_paths: crate::tools::Jail::default_forbidden(None),
+            forbidden_paths: default_forbidden_paths(None),
             max_retries: 6,
             max_retry_wait: Duration::from_secs(180),
             stall_timeout: Duration::from_secs(120),

@@ -124,7 +124,7 @@ mod tests {
         Config {
             data_dir: home.join("data"),
             source: Some(home.join("config.toml")),
-            forbidden_paths: crate::tools::Jail::default_forbidden(Some(home)),
+            forbidden_paths: crate::config::default_forbidden_paths(Some(home)),
             ..Config::default()
         }
     }
