@@ -88,8 +88,15 @@ pub fn login(options: Option<AgentOptions>) -> Result<String> {
     Ok(path.display().to_string())
 }
 
-/// A weak callback: it never keeps the Node process alive by itself.
-type Callback = ThreadsafeFunction<String, (), String, Status, false, true>;
+/// How many calls may wait for Node's main thread in a callback's queue. When the main thread is
+/// busy (a long synchronous task), the agent's messages wait here and then in the core's
+/// bounded outgoing channel, and after that the turn waits (the model stream is read no
+/// further): memory stays bounded however long JS is away, and nothing ever blocks the main
+/// thread, which only drains the queue. Log lines that find the queue full are dropped.
+const CALLBACK_QUEUE: usize = 256;
+
+/// A weak callback with a bounded queue: it never keeps the Node process alive by itself.
+type Callback = ThreadsafeFunction<String, (), String, Status, false, true, CALLBACK_QUEUE>;
 
 /// One in-process ACP agent.
 #[napi]
@@ -120,10 +127,20 @@ impl NativeAgent {
         if let Some(argv) = &options.sandbox_launcher {
             config.sandbox.launcher = sandbox::launcher(argv, options.sandbox_launcher_env.as_ref());
         }
-        let on_message: Callback =
-            on_message.build_threadsafe_function().callee_handled::<false>().weak::<true>().build()?;
+        let on_message: Callback = on_message
+            .build_threadsafe_function()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .max_queue_size::<CALLBACK_QUEUE>()
+            .build()?;
         let on_log: Option<Callback> = match on_log {
-            Some(f) => Some(f.build_threadsafe_function().callee_handled::<false>().weak::<true>().build()?),
+            Some(f) => Some(
+                f.build_threadsafe_function()
+                    .callee_handled::<false>()
+                    .weak::<true>()
+                    .max_queue_size::<CALLBACK_QUEUE>()
+                    .build()?,
+            ),
             None => None,
         };
 
@@ -152,18 +169,20 @@ impl NativeAgent {
             corvid_core::serve_with_store(transport, config, store, options, serve_shutdown).await;
             let _ = done_tx.send(());
         });
+        // Its own thread, not a runtime worker: a call waits there while the queue is full.
         let mut from_agent = peer.from_agent;
-        runtime.spawn(async move {
-            while let Some(message) = from_agent.recv().await {
-                // NonBlocking: the queue is unbounded, so this never waits on the JS thread.
-                let status = on_message.call(message, ThreadsafeFunctionCallMode::NonBlocking);
-                if status != Status::Ok {
-                    return;
+        std::thread::Builder::new()
+            .name("corvid-node-out".into())
+            .spawn(move || {
+                while let Some(message) = from_agent.blocking_recv() {
+                    if on_message.call(message, ThreadsafeFunctionCallMode::Blocking) != Status::Ok {
+                        return; // the environment is going away
+                    }
                 }
-            }
-            // End of stream: an empty message, after every real one (calls keep their order).
-            on_message.call(String::new(), ThreadsafeFunctionCallMode::NonBlocking);
-        });
+                // End of stream: an empty message, after every real one (calls keep their order).
+                on_message.call(String::new(), ThreadsafeFunctionCallMode::Blocking);
+            })
+            .map_err(|e| Error::from_reason(format!("cannot start the agent's message thread: {e}")))?;
         Ok(Self {
             to_agent: Mutex::new(Some(peer.to_agent)),
             shutdown,
@@ -274,6 +293,7 @@ impl Drop for LogLine {
     fn drop(&mut self) {
         let line = String::from_utf8_lossy(&self.buf).trim_end().to_string();
         if !line.is_empty() {
+            // Never waits (this runs wherever the log event was made): a full queue drops it.
             self.sink.call(line, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }

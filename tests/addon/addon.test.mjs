@@ -257,3 +257,27 @@ console.log(JSON.stringify({ before, after, growthMb: (after - before) / 1048576
   assert.ok(growthMb < 20, `RSS grew ${growthMb.toFixed(1)} MB over 100 cycles (bound: 20 MB)`);
 });
 
+
+test("a busy main thread holds the agent back, not its memory: messages wait in a bounded queue, then the turn waits; all arrive in order", async () => {
+  // 30 MB of reply streamed while the host's main thread is blocked for 3 s. With an unbounded
+  // callback queue the process grew by ~170 MB here (every message waiting in native memory);
+  // bounded, by under 20 MB, however long the wait.
+  const count = 30000;
+  fake.script("INPROC-BUSY", { repeat: { content: "x".repeat(1000), count } });
+  const child = spawn(process.execPath, [join(repo, "tests", "support", "busy-host.mjs"), JSON.stringify(options()), "INPROC-BUSY"], {
+    cwd: repo,
+    env: { ...process.env, BUSY_MS: "3000" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  const code = await new Promise((r) => child.on("exit", r));
+  assert.equal(code, 0, err);
+  const report = JSON.parse(out.trim());
+  assert.equal(report.stop, "end_turn");
+  assert.equal(report.chunks, count, "every chunk arrived");
+  assert.equal(report.chunksBeforeAnswer, count, "every chunk came before the prompt's answer");
+  assert.ok(report.grownMB < 60, `RSS grew by ${report.grownMB} MB while the main thread was busy`);
+});
