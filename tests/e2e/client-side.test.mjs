@@ -319,7 +319,13 @@ test("ask_user: without elicitation, choices become permission options; no choic
     await turn([call("ask_user", { question: "Name?" }), say("ok")]);
     assert.equal(ed.calls.length, 0, "nothing was asked");
     assert.match(lastToolResult(), /cannot show free-form questions/);
-    assert.equal(updates().filter((u) => u.status === "failed").length, 1);
+    const failed = updates().filter((u) => u.status === "failed");
+    assert.equal(failed.length, 1);
+    // The card speaks to the user (what happened, the question), not the model's instruction.
+    const shown = failed[0].content.map((c) => c.content?.text ?? "").join("\n");
+    assert.match(shown, /Not asked here \(this editor cannot show a question without choices\)/);
+    assert.match(shown, /> Name\?/);
+    assert.doesNotMatch(shown, /offer choices|end the turn|elicitation/);
 
     reply = () => ({ outcome: { outcome: "cancelled" } });
     const r = await turn([call("ask_user", { question: "Which?", choices: ["a", "b"] }), say("never")]);

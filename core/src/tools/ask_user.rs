@@ -3,7 +3,8 @@
 //! Through `elicitation/create` (a form with one `answer` field, an enum when there are
 //! choices) when the client advertises form elicitation; otherwise through
 //! `session/request_permission` with one option per choice. A free-form question without
-//! elicitation fails at once: there is no honest way to ask it.
+//! elicitation fails at once (there is no honest way to ask it): the model is told to ask in its
+//! answer, and the user's card says so in the user's words.
 
 use agent_client_protocol_schema::v1 as acp;
 use futures_util::future::BoxFuture;
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::{Announce, Jail, Needs, Output, Tool, ToolContext, ToolError, parse_args};
 use crate::editor::EditorError;
-use crate::event::{ToolKind, ToolPatch};
+use crate::event::{ToolContent, ToolKind, ToolPatch};
 use crate::provider::ToolSpec;
 
 /// Most choices offered in one question.
@@ -61,11 +62,7 @@ impl Tool for AskUser {
                 return by_form(&a, cx).await;
             }
             if a.choices.is_empty() {
-                return Err(ToolError::Failed(
-                    "this editor cannot show free-form questions (it does not support elicitation forms): offer \
-                     choices, or ask in your answer and end the turn"
-                        .into(),
-                ));
+                return Ok(free_form_unavailable(&a.question));
             }
             by_permission(&a, cx).await
         })
@@ -95,6 +92,23 @@ fn not_answered(question: &str, why: &str) -> Output {
         format!("The user did not answer ({why})."),
         json!({ "question": question, "answer": null, "why": why }),
     )
+}
+
+/// A question without choices in an editor without forms: not asked. The model is told how to
+/// ask instead; the user's card says, in the user's terms, what happened and shows the question.
+fn free_form_unavailable(question: &str) -> Output {
+    const WHY: &str = "this editor cannot show a question without choices";
+    Output {
+        for_model: "This editor cannot show free-form questions (it does not support elicitation forms): offer \
+                    choices, or ask in your answer and end the turn."
+            .into(),
+        content: vec![ToolContent::Text(format!(
+            "Not asked here ({WHY}); the agent will ask in its reply instead.\n\n> {question}"
+        ))],
+        raw: json!({ "question": question, "answer": null, "why": WHY }),
+        ok: false,
+        images: Vec::new(),
+    }
 }
 
 /// What an unanswered question becomes: a timeout is an answer of sorts (the model hears the
