@@ -103,7 +103,7 @@ type Callback = ThreadsafeFunction<String, (), String, Status, false, true, CALL
 pub struct NativeAgent {
     to_agent: Mutex<Option<mpsc::Sender<Inbound>>>,
     shutdown: CancellationToken,
-    /// Signalled when `serve` has returned (turns cancelled, store flushed).
+    /// Signalled when `serve` has returned (turns cancelled, store flushed and closed).
     done: Mutex<Option<std_mpsc::Receiver<()>>>,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
 }
@@ -166,7 +166,9 @@ impl NativeAgent {
         runtime.spawn(async move {
             let store = corvid_core::open_store(&config);
             let options = corvid_core::ConnectionOptions { reread_config, ..Default::default() };
-            corvid_core::serve_with_store(transport, config, store, options, serve_shutdown).await;
+            corvid_core::serve_with_store(transport, config, store.clone(), options, serve_shutdown).await;
+            // Closed as `corvid acp` closes its own: the next agent on this data dir opens it cheaply.
+            corvid_core::close_store(store).await;
             let _ = done_tx.send(());
         });
         // Its own thread, not a runtime worker: a call waits there while the queue is full.

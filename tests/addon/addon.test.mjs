@@ -281,3 +281,19 @@ test("a busy main thread holds the agent back, not its memory: messages wait in 
   assert.equal(report.chunksBeforeAnswer, count, "every chunk came before the prompt's answer");
   assert.ok(report.grownMB < 60, `RSS grew by ${report.grownMB} MB while the main thread was busy`);
 });
+
+test("close() closes the store as `corvid acp` does: the write-ahead log is checkpointed and removed", async () => {
+  // A log left behind would be read back in full by the next agent on this data dir.
+  fake.script("INPROC-CLEAN", { chunks: [{ content: "stored" }] });
+  const opts = options();
+  const stream = tapStream(createAgent(opts));
+  const conn = acp.client({ name: "addon-test" }).connect(stream);
+  await conn.agent.request(acp.methods.agent.initialize, INIT);
+  const { sessionId } = await conn.agent.request(acp.methods.agent.session.new, { cwd: tmpdir(), mcpServers: [] });
+  await conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "INPROC-CLEAN" }] });
+  const wal = join(opts.dataDir, "sessions.db-wal");
+  assert.ok(existsSync(wal), "a running agent writes through the log");
+  await stream.close();
+  conn.close();
+  assert.equal(existsSync(wal), false, "no log is left behind");
+});
