@@ -20,22 +20,15 @@ use crate::tools::Jail;
 /// table's own list (`agent::methods`), so a new method cannot escape the fuzzer.
 pub const METHODS: &[&str] = &super::methods::NAMES;
 
-/// Every method of a v2 connection (`agent::v2`'s table).
-pub const V2_METHODS: &[&str] = &{
-    let mut names = [""; super::v2::Method::ALL.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = super::v2::Method::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+/// Every method of a v2 connection (the same table's v2 rows).
+pub const V2_METHODS: &[&str] = &super::methods::V2_NAMES;
 
 /// [`parse_params`] for a v2 connection: the v2 adapters' steps, then the v1 parsers they feed.
 pub fn parse_params_v2(method: &str, params: Option<Value>) -> Result<(), RpcError> {
-    use super::v2::{self, Method as V2};
+    use super::v2;
+    use Method as V2;
     let params = params::normalize(params);
-    let Some(known) = V2::from_name(method) else {
+    let Some(known) = V2::from_name(method, true) else {
         return Err(RpcError::MethodNotFound(method.to_string()));
     };
     let v1 = |m: Method, params: Option<Value>| parse_params(m.name(), params);
@@ -65,6 +58,19 @@ pub fn parse_params_v2(method: &str, params: Option<Value>) -> Result<(), RpcErr
         V2::AuthLogout => {
             v1(Method::Logout, params).map_err(|e| RpcError::from(v2::renamed(e.into(), "logout", "auth/logout")))
         }
+        V2::Authenticate
+        | V2::Logout
+        | V2::SessionLoad
+        | V2::SessionStop
+        | V2::SessionSetMode
+        | V2::SessionFork
+        | V2::SessionSetTitle
+        | V2::SessionArchive
+        | V2::SessionUnarchive
+        | V2::SessionStatus
+        | V2::PermissionsList
+        | V2::PermissionsRevoke
+        | V2::SessionSteering => Err(RpcError::MethodNotFound(method.to_string())),
     }
 }
 
@@ -73,7 +79,7 @@ pub fn parse_params_v2(method: &str, params: Option<Value>) -> Result<(), RpcErr
 /// unchanged, since some are stored and replayed: this panics when they do not.
 pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError> {
     let mut params = params::normalize(params);
-    let Some(known) = Method::from_name(method) else {
+    let Some(known) = Method::from_name(method, false) else {
         return Err(RpcError::MethodNotFound(method.to_string()));
     };
     // Exhaustive: a method added to the table does not compile until it is fuzzed here too.
@@ -123,6 +129,9 @@ pub fn parse_params(method: &str, params: Option<Value>) -> Result<(), RpcError>
         Method::SessionArchive => round_trip::<acp::ArchiveSessionRequest>(method, params),
         Method::SessionUnarchive => round_trip::<acp::UnarchiveSessionRequest>(method, params),
         Method::SessionStatus => round_trip::<acp::SessionStatusRequest>(method, params),
+        Method::AuthLogin | Method::AuthLogout | Method::ToolCallCancel | Method::TerminalCancel => {
+            Err(RpcError::MethodNotFound(method.to_string()))
+        }
     }
 }
 

@@ -355,8 +355,9 @@ impl Handler for Agent {
         if this.wire.is_v2() {
             return answer(this.request_v2(method, params, ctx));
         }
-        let Some(known) = Method::from_name(method) else {
-            return futures_util::future::ready(Err(RpcError::MethodNotFound(method.to_string()))).boxed();
+        let not_served = || futures_util::future::ready(Err(RpcError::MethodNotFound(method.to_string()))).boxed();
+        let Some(known) = Method::from_name(method, false) else {
+            return not_served();
         };
         match known {
             Method::Initialize => answer(this.initialize(params)),
@@ -391,13 +392,15 @@ impl Handler for Agent {
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()))).boxed()
             }
+            // v2's only (`from_name` does not find them on v1).
+            Method::AuthLogin | Method::AuthLogout | Method::ToolCallCancel | Method::TerminalCancel => not_served(),
         }
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
         let params = params::normalize(params);
         // `session/cancel` has the same name and params in v1 and v2.
-        match Method::from_name(method) {
+        match Method::from_name(method, self.wire.is_v2()) {
             Some(Method::SessionCancel) => self.cancel(params),
             _ => tracing::debug!(%method, "ignoring unknown notification"),
         }
@@ -405,7 +408,7 @@ impl Handler for Agent {
 
     fn cancels_itself(&self, method: &str) -> bool {
         // A v2 prompt is answered at once; its turn is ended by `session/cancel`.
-        !self.wire.is_v2() && Method::from_name(method) == Some(Method::SessionPrompt)
+        !self.wire.is_v2() && Method::from_name(method, false) == Some(Method::SessionPrompt)
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {

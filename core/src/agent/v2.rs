@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::methods::Method;
 use super::outbox::send_live;
 use super::params::parse;
 use super::session::{Session, Stoppable};
@@ -33,64 +34,6 @@ use crate::event::v2::{self as wire, Live, TurnError, TurnState};
 use crate::event::{Event, v1};
 use crate::rpc::RpcError;
 
-/// A method a v2 client may send (the stable v2 agent methods this build serves).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    Initialize,
-    SessionNew,
-    SessionPrompt,
-    SessionList,
-    SessionResume,
-    SessionClose,
-    SessionDelete,
-    SessionSetConfigOption,
-    SessionCancel,
-    AuthLogin,
-    AuthLogout,
-    ToolCallCancel,
-    TerminalCancel,
-}
-
-impl Method {
-    pub const ALL: &'static [Method] = &[
-        Method::Initialize,
-        Method::SessionNew,
-        Method::SessionPrompt,
-        Method::SessionList,
-        Method::SessionResume,
-        Method::SessionClose,
-        Method::SessionDelete,
-        Method::SessionSetConfigOption,
-        Method::SessionCancel,
-        Method::AuthLogin,
-        Method::AuthLogout,
-        Method::ToolCallCancel,
-        Method::TerminalCancel,
-    ];
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Method::Initialize => "initialize",
-            Method::SessionNew => "session/new",
-            Method::SessionPrompt => "session/prompt",
-            Method::SessionList => "session/list",
-            Method::SessionResume => "session/resume",
-            Method::SessionClose => "session/close",
-            Method::SessionDelete => "session/delete",
-            Method::SessionSetConfigOption => "session/set_config_option",
-            Method::SessionCancel => "session/cancel",
-            Method::AuthLogin => "auth/login",
-            Method::AuthLogout => "auth/logout",
-            Method::ToolCallCancel => "tool_call/cancel",
-            Method::TerminalCancel => "terminal/cancel",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Method> {
-        Method::ALL.iter().copied().find(|m| m.name() == name)
-    }
-}
-
 impl Agent {
     /// A request on a v2 connection.
     pub(super) fn request_v2(
@@ -99,9 +42,12 @@ impl Agent {
         params: Option<Value>,
         ctx: RequestContext,
     ) -> BoxFuture<'static, Result<Value, AgentError>> {
-        let Some(known) = Method::from_name(method) else {
+        let not_served = || {
             let e = RpcError::MethodNotFound(format!("{method} (not an ACP v2 method this agent serves)"));
-            return futures_util::future::ready(Err(e.into())).boxed();
+            futures_util::future::ready(Err(e.into())).boxed()
+        };
+        let Some(known) = Method::from_name(method, true) else {
+            return not_served();
         };
         match known {
             Method::Initialize => self.initialize(params).boxed(),
@@ -125,6 +71,20 @@ impl Agent {
             Method::SessionCancel => {
                 futures_util::future::ready(Err(RpcError::NotARequest(method.to_string()).into())).boxed()
             }
+            // v1's only (`from_name` does not find them on v2).
+            Method::Authenticate
+            | Method::Logout
+            | Method::SessionLoad
+            | Method::SessionStop
+            | Method::SessionSetMode
+            | Method::SessionFork
+            | Method::SessionSetTitle
+            | Method::SessionArchive
+            | Method::SessionUnarchive
+            | Method::SessionStatus
+            | Method::PermissionsList
+            | Method::PermissionsRevoke
+            | Method::SessionSteering => not_served(),
         }
     }
 
