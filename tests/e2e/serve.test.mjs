@@ -341,7 +341,7 @@ test("ACP v2 over wss and through the bridge, when the server turns it on: the s
     { env: agentEnv({ fake }) },
   ));
 
-test("v2 turns end when the input does: a socket closed right after the prompt's {messageId} has the turn stored as cancelled; through the bridge the editor gets its final idle live before the close", () => {
+test("v2 turns end when the input does: a socket closed right after the prompt's {messageId} has the turn stored as cancelled (and a resume says so); through the bridge the editor gets its final idle live before the close", () => {
   const env = agentEnv({ fake });
   return withServer(async (server) => {
     const V2_INIT = { protocolVersion: 2, info: { name: "serve-v2-eof", version: "1" }, capabilities: {} };
@@ -360,6 +360,15 @@ test("v2 turns end when the input does: a socket closed right after the prompt's
     const turns = () => sqlRows(db, "select status, stop_reason from turns");
     for (let i = 0; i < 50 && turns()[0]?.[0] !== "finished"; i++) await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(turns(), [["finished", "cancelled"]]);
+    // A resume says so too: the session's state after the replay is the last turn's end.
+    const again = await connect(server.url, { headers: bearer, ca: certs.ca, validate: v2Validator().validateAgentFrame });
+    await again.request(1, "initialize", V2_INIT);
+    const resumed = await again.request(2, "session/resume", { sessionId, cwd: tmpdir(), replayFrom: { type: "start" } }, 10000);
+    assert.ok(resumed.result, JSON.stringify(resumed));
+    const state = again.updates(sessionId).at(-1);
+    assert.deepEqual([state?.sessionUpdate, state?.state, state?.stopReason], ["state_update", "idle", "cancelled"], JSON.stringify(state));
+    await again.close();
+    assert.deepEqual(again.violations, []);
 
     // The same through the bridge: its stdin ends, it closes the socket and passes on what the
     // server still sends until the server's close.

@@ -161,8 +161,13 @@ impl Agent {
         let session_id = params.get("sessionId").and_then(Value::as_str).unwrap_or_default().to_string();
         let v1 = self.clone().restore("session/resume", Some(params), replay).await?;
         // The SDK's rule: every resume sends the session's current state after any replay and
-        // before its answer. A resumed session has no turn running yet; the last one ended.
-        let ended = Live::State(TurnState::Idle(Ok(crate::event::StopReason::EndTurn)));
+        // before its answer. A resumed session has no turn running yet; the last one ended, and
+        // its idle says how (as stored).
+        let last = match self.store("session/resume").await {
+            Ok(store) => store.last_turn_ending(&session_id).await.ok().flatten(),
+            Err(_) => None,
+        };
+        let ended = Live::State(TurnState::Idle(idle_after(last.as_ref())));
         send_live(&self.outbox, &session_id, &ended).await;
         self.outbox.flush().await;
         let mut answer = respell_options(&v1);
@@ -252,6 +257,19 @@ impl Agent {
         };
         send_live(&self.outbox, &session_id, &Live::State(TurnState::Idle(state))).await;
         self.outbox.flush().await;
+    }
+}
+
+/// The `idle` a resumed session reports: how its last turn ended, as stored. A turn that a
+/// crash or an exit stopped before it finished (`interrupted`) reads as cancelled; a failed one
+/// as an error (its error object is not stored).
+fn idle_after(last: Option<&crate::store::TurnEnding>) -> Result<crate::event::StopReason, TurnError> {
+    use crate::event::StopReason;
+    match last.map(|t| (t.status.as_str(), t.stop_reason.as_deref())) {
+        Some(("finished", Some(reason))) => Ok(StopReason::from_stored(reason).unwrap_or(StopReason::EndTurn)),
+        Some(("failed", _)) => Err(TurnError { code: -32603, message: "the session's last turn failed".into() }),
+        Some(("interrupted", _)) => Ok(StopReason::Cancelled),
+        _ => Ok(StopReason::EndTurn),
     }
 }
 
@@ -378,4 +396,24 @@ fn auth_method(m: &acp::AuthMethod) -> Option<Value> {
     obj.insert("methodId".into(), id);
     obj.entry("type").or_insert_with(|| "agent".into());
     Some(Value::Object(obj))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::StopReason;
+    use crate::store::TurnEnding;
+
+    #[test]
+    fn a_resumed_session_is_idle_the_way_its_last_turn_ended() {
+        let ended = |status: &str, reason: Option<&str>| {
+            idle_after(Some(&TurnEnding { status: status.into(), stop_reason: reason.map(String::from) }))
+        };
+        assert_eq!(idle_after(None), Ok(StopReason::EndTurn), "no turn yet");
+        assert_eq!(ended("finished", Some("cancelled")), Ok(StopReason::Cancelled));
+        assert_eq!(ended("finished", Some("max_tokens")), Ok(StopReason::MaxTokens));
+        assert_eq!(ended("finished", Some("end_turn")), Ok(StopReason::EndTurn));
+        assert_eq!(ended("interrupted", None), Ok(StopReason::Cancelled));
+        assert!(ended("failed", None).is_err());
+    }
 }

@@ -362,4 +362,17 @@ impl StopReason {
             StopReason::Cancelled => "cancelled",
         }
     }
+
+    /// The stop reason of a stored name ([`StopReason::as_str`]).
+    pub fn from_stored(name: &str) -> Option<StopReason> {
+        [
+            StopReason::EndTurn,
+            StopReason::MaxTokens,
+            StopReason::MaxTurnRequests,
+            StopReason::Refusal,
+            StopReason::Cancelled,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == name)
+    }
 }

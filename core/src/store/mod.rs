@@ -43,7 +43,7 @@ pub use location::{Location, redact_url, resolve_location};
 pub use process::Owner;
 pub use rules::StoredRule;
 pub use sessions::{ArchiveFilter, SessionRecord};
-pub use turns::{Claim, RunningTurn};
+pub use turns::{Claim, RunningTurn, TurnEnding};
 
 pub use pending::{Outlook, PendingStore};
 

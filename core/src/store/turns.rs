@@ -28,7 +28,23 @@ pub enum Claim {
 
 type TurnRow = (i64, String, String, i64, String, Option<i64>);
 
+/// How the session's last turn ended, as stored: its status (`finished`, `failed`,
+/// `interrupted`, or `running`) and, for a finished one, its stop reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnding {
+    pub status: String,
+    pub stop_reason: Option<String>,
+}
+
 impl Store {
+    /// The session's last turn's ending, or `None` if it had no turn.
+    pub async fn last_turn_ending(&self, session_id: &str) -> Result<Option<TurnEnding>, StoreError> {
+        const SQL: &str = "SELECT status, stop_reason FROM turns WHERE session_id = $1 ORDER BY turn DESC LIMIT 1";
+        let row: Option<(String, Option<String>)> =
+            with_pool!(&self.pool, |pool| sqlx::query_as(SQL).bind(session_id).fetch_optional(pool).await?);
+        Ok(row.map(|(status, stop_reason)| TurnEnding { status, stop_reason }))
+    }
+
     pub async fn running_turns(&self, session_id: &str) -> Result<Vec<RunningTurn>, StoreError> {
         let sql = self.dialect().running_turns;
         let rows: Vec<TurnRow> =
