@@ -99,12 +99,18 @@ export class AcpClient {
     return init;
   }
 
-  newSession(cwd: string): Promise<acp.NewSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  newSession(cwd: string, mcpServers: acp.McpServer[] = []): Promise<acp.NewSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers });
   }
 
-  loadSession(sessionId: string, cwd: string): Promise<acp.LoadSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  loadSession(sessionId: string, cwd: string, mcpServers: acp.McpServer[] = []): Promise<acp.LoadSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers });
+  }
+
+  /** The MCP transports besides stdio the agent takes (`initialize`'s `mcpCapabilities`). */
+  get mcpTransports(): { http: boolean; sse: boolean } {
+    const mcp = this.init?.agentCapabilities?.mcpCapabilities;
+    return { http: !!mcp?.http, sse: !!mcp?.sse };
   }
 
   listSessions(cwd: string): Promise<acp.ListSessionsResponse> {

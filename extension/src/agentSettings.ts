@@ -1,6 +1,7 @@
 // What the agent starts with, from VS Code's settings and secret storage: the provider
-// settings, the API key, and `corvid.models` as a copy of Corvid's config file for the built-in
-// core; and the welcome panel's questions that write them (a provider preset, the API key).
+// settings, the API key (bound to the endpoint it was saved for), and `corvid.models` as a copy
+// of Corvid's config file for the built-in core; and the welcome panel's questions that write
+// them (a provider preset, its model from the provider's own list, the API key).
 import * as vscode from "vscode";
 import * as os from "node:os";
 import * as fs from "node:fs";
@@ -8,9 +9,43 @@ import * as path from "node:path";
 import { withModels } from "./coreConfig";
 import { log } from "./log";
 import { checkBaseUrl, describeSettings, PRESETS, settingsFor, type ProviderChoice, type ProviderPreset } from "./providers";
+import { modelsUrl, probeProvider, type ProbeTarget } from "./providerProbe";
 import type { AgentSettings } from "./transport";
 
 const SECRET_KEY = "corvid.apiKey";
+/**
+ * The endpoint the stored key was saved for (global state; the key itself is in secret
+ * storage): the key goes only there. Cleared settings or another URL never get it, so a key
+ * saved for OpenRouter is not sent to api.openai.com when the settings are emptied.
+ */
+const KEY_ENDPOINT = "corvid.apiKeyEndpoint";
+
+/** The endpoint VS Code's settings name now (its model list's URL), "" when Corvid's own configuration decides. */
+function currentEndpoint(): string {
+  const c = vscode.workspace.getConfiguration("corvid");
+  return modelsUrl({ provider: c.get<string>("provider") || undefined, baseUrl: c.get<string>("baseUrl") || undefined }) ?? "";
+}
+
+/** The stored key if it was saved for the endpoint the settings name now. */
+async function storedKey(context: vscode.ExtensionContext): Promise<string | undefined> {
+  const key = await context.secrets.get(SECRET_KEY);
+  if (!key) return undefined;
+  const now = currentEndpoint();
+  let bound = context.globalState.get<string>(KEY_ENDPOINT);
+  if (bound === undefined) {
+    // A key saved before keys were bound: it belongs to the endpoint it is used with now.
+    bound = now;
+    await context.globalState.update(KEY_ENDPOINT, bound);
+  }
+  if (bound !== now) log.info(`the stored API key is for ${bound || "Corvid's own configuration"}, not ${now || "Corvid's own configuration"}: not sent`);
+  return bound === now ? key : undefined;
+}
+
+/** What Test connection and the model question call: the settings' endpoint with its key. */
+export async function probeTarget(context: vscode.ExtensionContext): Promise<ProbeTarget> {
+  const c = vscode.workspace.getConfiguration("corvid");
+  return { provider: c.get<string>("provider") || undefined, baseUrl: c.get<string>("baseUrl") || undefined, apiKey: await storedKey(context) };
+}
 
 /** The built-in core runs (not `corvid.agent.command`): its provider settings are the extension's. */
 export function builtIn(): boolean {
@@ -24,7 +59,7 @@ export async function agentSettings(context: vscode.ExtensionContext): Promise<A
     baseUrl: c.get<string>("baseUrl") || undefined,
     model: c.get<string>("model") || undefined,
     logLevel: c.get<string>("logLevel") || undefined,
-    apiKey: (await context.secrets.get(SECRET_KEY)) || undefined,
+    apiKey: await storedKey(context),
     // Only the built-in core reads it (an external agent gets variables, and has no list).
     configFile: builtIn() ? await coreConfigFile(context) : undefined,
   };
@@ -59,11 +94,11 @@ export async function describeProvider(context: vscode.ExtensionContext): Promis
 }
 
 export async function hasApiKey(context: vscode.ExtensionContext): Promise<boolean> {
-  return !!(await context.secrets.get(SECRET_KEY));
+  return !!(await storedKey(context));
 }
 
 /** A provider choice of the welcome panel: asks what it needs, writes the user settings; undefined if the user gave up. */
-export async function askProvider(choice: ProviderChoice): Promise<ProviderPreset | undefined> {
+export async function askProvider(context: vscode.ExtensionContext, choice: ProviderChoice): Promise<ProviderPreset | undefined> {
   const preset = PRESETS[choice];
   const c = vscode.workspace.getConfiguration("corvid");
   let baseUrl: string | undefined;
@@ -78,7 +113,15 @@ export async function askProvider(choice: ProviderChoice): Promise<ProviderPrese
     if (baseUrl === undefined) return undefined;
   }
   let model = "";
-  if (preset.modelHint) {
+  // The provider's own list when it answers (with the key saved for that endpoint, if any);
+  // typed by hand otherwise.
+  const target = { provider: preset.provider, baseUrl: (preset.baseUrl ?? baseUrl ?? "").trim() || undefined };
+  const key = modelsUrl(target) === (context.globalState.get<string>(KEY_ENDPOINT) ?? null) ? await context.secrets.get(SECRET_KEY) : undefined;
+  const listed = await probeProvider({ ...target, apiKey: key }, fetch, 5000);
+  const picked = listed?.ok && listed.models.length ? await pickModel(preset, listed.models, c.get<string>("model") || "") : null;
+  if (picked === undefined) return undefined;
+  if (picked !== null) model = picked;
+  else if (preset.modelHint) {
     const typed = await vscode.window.showInputBox({
       title: `Corvid: ${preset.label}: model`,
       prompt: `Model id, e.g. ${preset.modelHint} (empty: the endpoint's first model)`,
@@ -94,11 +137,25 @@ export async function askProvider(choice: ProviderChoice): Promise<ProviderPrese
   return preset;
 }
 
-/** Set API Key: asks, then stores it in secret storage (empty removes it); undefined if the user gave up. */
+/** The model from the provider's list (the current one first); null: typed instead; undefined: gave up. */
+async function pickModel(preset: ProviderPreset, models: string[], current: string): Promise<string | null | undefined> {
+  const TYPE = "Type a model id…";
+  const items: vscode.QuickPickItem[] = [...new Set([current, ...models].filter((m) => m && models.includes(m)))].map((m) => ({ label: m, description: m === current ? "current" : undefined }));
+  items.push({ label: TYPE, alwaysShow: true });
+  const pick = await vscode.window.showQuickPick(items, { title: `Corvid: ${preset.label}: model`, placeHolder: `The endpoint's models (${models.length})`, ignoreFocusOut: true });
+  if (!pick) return undefined;
+  return pick.label === TYPE ? null : pick.label;
+}
+
+/** Set API Key: asks, then stores it in secret storage for the endpoint the settings name (empty removes it); undefined if the user gave up. */
 export async function askApiKey(context: vscode.ExtensionContext): Promise<string | undefined> {
-  const key = await vscode.window.showInputBox({ title: "Corvid: API key", prompt: "Stored in VS Code's secret storage (empty removes it)", password: true, ignoreFocusOut: true });
+  const endpoint = currentEndpoint();
+  const where = endpoint ? `for ${endpoint.replace(/\/models$/, "")}` : "for the endpoint Corvid's own configuration names";
+  const key = await vscode.window.showInputBox({ title: "Corvid: API key", prompt: `Stored in VS Code's secret storage ${where}, and sent only there (empty removes it)`, password: true, ignoreFocusOut: true });
   if (key === undefined) return undefined;
-  if (key) await context.secrets.store(SECRET_KEY, key);
-  else await context.secrets.delete(SECRET_KEY);
+  if (key) {
+    await context.secrets.store(SECRET_KEY, key);
+    await context.globalState.update(KEY_ENDPOINT, endpoint);
+  } else await context.secrets.delete(SECRET_KEY);
   return key;
 }

@@ -29,7 +29,24 @@ export type Attachment =
   | { kind: "file"; uri: string; name: string; text?: string; mimeType?: string }
   | { kind: "folder"; uri: string; name: string }
   | { kind: "selection" | "symbol"; uri: string; name: string; lines: Lines; text?: string; mimeType?: string }
-  | { kind: "image"; id: string; name: string; mimeType: string; data: string };
+  | { kind: "image"; id: string; name: string; mimeType: string; data: string }
+  /** `@problems`, `@changes`, `@terminal`: what VS Code knows now, read by the host at send. */
+  | { kind: "context"; source: ContextSource; uri: string; name: string; text?: string };
+
+/** The editor's own context the `@` popup offers besides files and symbols. */
+export type ContextSource = "problems" | "changes" | "terminal";
+
+/** Each context source: its mention name and what the popup says of it. */
+export const CONTEXT_SOURCES: { source: ContextSource; detail: string }[] = [
+  { source: "problems", detail: "the problems VS Code reports in the open files" },
+  { source: "changes", detail: "the working tree's changes (git diff)" },
+  { source: "terminal", detail: "the last command's output" },
+];
+
+/** The URI a context source's text is embedded under (the chip comes back from it on a replay). */
+export function contextUri(source: ContextSource): string {
+  return `corvid:${source}`;
+}
 
 /** How an attachment shows in the transcript (a chip: kind and name, no content). */
 export interface Chip {
@@ -76,6 +93,11 @@ export function contextBlocks(text: string, attachments: Attachment[], caps: Pro
         if (a.text !== undefined && caps.embeddedContext) blocks.push(embedded(a.uri, a.text, a.mimeType));
         else blocks.push({ type: "resource_link", uri: a.uri, name: a.name, ...(a.mimeType ? { mimeType: a.mimeType } : {}) });
         break;
+      case "context":
+        if (a.text === undefined) break;
+        if (caps.embeddedContext) blocks.push(embedded(a.uri, a.text, "text/plain"));
+        else blocks.push({ type: "text", text: `@${a.source}:\n${a.text}` });
+        break;
       case "selection":
       case "symbol": {
         const uri = withLines(a.uri, a.lines);
@@ -103,6 +125,7 @@ export function chipOfBlock(block: any): Chip | null {
   if (!block || block.type === "text") return null;
   if (block.type === "image") return { kind: "image", name: "image" };
   const uri: string = block.type === "resource" ? (block.resource?.uri ?? "") : (block.uri ?? "");
+  if (uri.startsWith("corvid:")) return { kind: "context", name: uri.slice("corvid:".length) };
   const lines = /#L(\d+)-(\d+)$/.exec(uri);
   const base = decodeURIComponent(uri.replace(/#.*$/, "").replace(/\/+$/, "").split("/").pop() ?? uri);
   if (block.type === "resource_link") return { kind: lines ? "selection" : "file", name: block.name || base };

@@ -1,8 +1,10 @@
 // The editor's side of a prompt's context: what `@` offers (workspace files and folders,
 // workspace symbols, the selection), the current file and selection chips, and reading the
 // text of what is attached when the prompt is sent. The pure parts are in `context.ts`.
+import { execFile } from "node:child_process";
 import * as vscode from "vscode";
-import { foldersOf, rankPaths, type Attachment, type Lines } from "./context";
+import { CONTEXT_SOURCES, contextUri, foldersOf, rankPaths, type Attachment, type ContextSource, type Lines } from "./context";
+import { problemsText, type DiagnosticFacts } from "./diagnostics";
 
 /** One row of the `@` popup. */
 export interface MentionItem {
@@ -53,9 +55,11 @@ export function editorChips(editor: vscode.TextEditor | undefined): { file: Atta
   return { file: { kind: "file", uri: uri.toString(), name: baseName(uri.path) }, selection };
 }
 
-/** Answers what was typed after `@`: the selection, files, folders, symbols. */
+/** Answers what was typed after `@`: the editor's context (problems, changes, terminal), the selection, files, folders, symbols. */
 export async function mentionItems(query: string): Promise<MentionItem[]> {
   const items: MentionItem[] = [];
+  for (const c of CONTEXT_SOURCES)
+    if (c.source.startsWith(query.toLowerCase())) items.push({ label: c.source, detail: c.detail, attachment: { kind: "context", source: c.source, uri: contextUri(c.source), name: c.source } });
   const sel = selectionAttachment(vscode.window.activeTextEditor);
   if (sel && "selection".startsWith(query.toLowerCase())) items.push({ label: "selection", detail: sel.name, attachment: sel });
   const symbols = workspaceSymbols(query);
@@ -100,10 +104,11 @@ async function workspaceSymbols(query: string): Promise<MentionItem[]> {
  * contents (the editor's text when it is open, unsaved edits included). What cannot be read
  * stays a link.
  */
-export async function resolveAttachments(list: Attachment[]): Promise<Attachment[]> {
+export async function resolveAttachments(list: Attachment[], sources: ContextReaders): Promise<Attachment[]> {
   return Promise.all(
     list.map(async (a): Promise<Attachment> => {
       if (a.kind === "image" || a.kind === "folder") return a;
+      if (a.kind === "context") return { ...a, text: await contextText(a.source, sources) };
       try {
         const uri = vscode.Uri.parse(a.uri);
         const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
@@ -129,4 +134,63 @@ export async function resolveAttachments(list: Attachment[]): Promise<Attachment
 export function mimeOf(languageId: string): string | undefined {
   const m: Record<string, string> = { markdown: "text/markdown", json: "application/json", javascript: "text/javascript", typescript: "text/x-typescript", rust: "text/x-rust", python: "text/x-python", html: "text/html", plaintext: "text/plain" };
   return m[languageId];
+}
+
+/** What the host knows that the editor does not: the last command the agent ran. */
+export interface ContextReaders {
+  lastCommand(): { command: string; output: string; exit: { exitCode: number | null; signal: string | null } | null } | undefined;
+}
+
+/** Context text is cut to this many characters (the tail for a command's output). */
+const CONTEXT_MAX_CHARS = 64 * 1024;
+
+/** The text of `@problems`, `@changes` or `@terminal`, as of now. */
+async function contextText(source: ContextSource, sources: ContextReaders): Promise<string> {
+  if (source === "problems") {
+    const open = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
+    const all = vscode.languages
+      .getDiagnostics()
+      .filter(([uri]) => uri.scheme === "file" && open.has(uri.toString()))
+      .flatMap(([uri, ds]) => {
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())!;
+        return ds.map((d) => diagnosticFacts(doc, d));
+      });
+    return problemsText(all);
+  }
+  if (source === "terminal") {
+    const last = sources.lastCommand();
+    if (!last) return "No command has run in this window yet.";
+    const out = last.output.length > CONTEXT_MAX_CHARS ? `… (earlier output cut)\n${last.output.slice(-CONTEXT_MAX_CHARS)}` : last.output;
+    const exit = last.exit ? (last.exit.exitCode != null ? `exit code ${last.exit.exitCode}` : `killed by ${last.exit.signal}`) : "still running";
+    return `The last command: ${last.command}\n(${exit})\n${out}`;
+  }
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  if (!root) return "No folder is open: there is no working tree.";
+  const git = (args: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile("git", ["-C", root, ...args], { timeout: 10000, maxBuffer: 8 * CONTEXT_MAX_CHARS }, (e, out) => (e ? reject(e) : resolve(out))),
+    );
+  try {
+    const status = await git(["status", "--porcelain=v1", "--untracked-files=all"]);
+    if (!status.trim()) return "The working tree has no changes.";
+    // Against HEAD (staged and unstaged); a repository without commits has no HEAD yet.
+    const diff = await git(["diff", "HEAD", "--no-color", "--no-ext-diff"]).catch(() => git(["diff", "--no-color", "--no-ext-diff"]));
+    const text = `git status --porcelain:\n${status}\ngit diff HEAD:\n${diff}`;
+    return text.length > CONTEXT_MAX_CHARS ? `${text.slice(0, CONTEXT_MAX_CHARS)}\n… (cut: the diff is longer)` : text;
+  } catch (e) {
+    return `No git changes could be read here: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`;
+  }
+}
+
+/** A diagnostic as `diagnostics.ts` words it (`@problems`, Fix with Corvid). */
+export function diagnosticFacts(doc: vscode.TextDocument, d: vscode.Diagnostic): DiagnosticFacts {
+  return {
+    path: vscode.workspace.asRelativePath(doc.uri),
+    line: d.range.start.line + 1,
+    column: d.range.start.character + 1,
+    severity: (["error", "warning", "info", "hint"] as const)[d.severity] ?? "error",
+    message: d.message,
+    source: d.source,
+    code: typeof d.code === "object" ? String(d.code.value) : d.code === undefined ? undefined : String(d.code),
+  };
 }

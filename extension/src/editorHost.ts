@@ -1,11 +1,11 @@
 // The editor side of the ACP client: what the agent reads and writes goes through VS Code's
 // documents (the open text, unsaved edits included; writes as WorkspaceEdits, saved), with the
 // turn checkpoints behind "Undo this turn"; the diff editors (a tool call's change, and a
-// proposal before approval, in memory); a command's output in a VS Code terminal; code
+// proposal before approval, in memory); each command in a VS Code terminal of its own; code
 // inserted at the cursor. No session state: the session controller says what to show.
 import * as vscode from "vscode";
 import { Checkpoints, type UndoResult } from "./checkpoints";
-import { CommandTerminals } from "./commandTerminals";
+import { CommandTerminals, type CommandSource } from "./commandTerminals";
 import { log } from "./log";
 import type { TerminalManager } from "./terminals";
 import type { DiffContent, Item } from "./viewModel";
@@ -29,7 +29,7 @@ export class OldTexts implements vscode.TextDocumentContentProvider {
 
 export class EditorHost {
   readonly oldTexts = new OldTexts();
-  /** "Open in Terminal": a command's output in a VS Code terminal, made on request. */
+  /** Each command's VS Code terminal (made as it starts; "Open in Terminal" shows it again). */
   readonly commandTerminals = new CommandTerminals();
   /** The before-state of every file the agent wrote, per turn ("Undo this turn"). */
   readonly checkpoints = new Checkpoints();
@@ -76,30 +76,43 @@ export class EditorHost {
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (now ↔ Corvid's proposal)`, { preview: true, preserveFocus: true });
   }
 
+  /** A command started (terminal/create): its VS Code terminal, typing going to its stdin. */
+  commandStarted(terminalId: string, terms: TerminalManager): void {
+    const source = liveSource(terminalId, terms);
+    if (source) this.commandTerminals.start(terminalId, source);
+  }
+
   /** "Open in Terminal" on a command card: its output (live in `terms`, or stored) in a VS Code terminal. */
   openTerminal(tool: Extract<Item, { kind: "tool" }>, index: number, terms: TerminalManager | undefined): void {
     const block = tool.content.filter((c) => c.type === "terminal")[index];
     if (!block || block.type !== "terminal") return;
-    const live = terms?.peek(block.terminalId);
-    const name = `Corvid: ${tool.title}`.slice(0, 60);
-    if (live && terms) {
-      this.commandTerminals.show(block.terminalId, name, {
-        command: live.command,
-        read: () => {
-          const now = terms.peek(block.terminalId);
-          return { output: now?.output ?? "", exit: now?.exit ?? null };
-        },
-        watch: (fn) => terms.watch(block.terminalId, fn),
-      });
-    } else if (block.stored !== undefined) {
+    const live = terms && liveSource(block.terminalId, terms);
+    if (live) this.commandTerminals.show(block.terminalId, live);
+    else if (block.stored !== undefined) {
       const stored = block.stored;
-      this.commandTerminals.show(block.terminalId, name, { command: tool.title, read: () => ({ output: stored, exit: block.storedExit ?? null }) });
+      this.commandTerminals.show(block.terminalId, { command: tool.title, read: () => ({ output: stored, exit: block.storedExit ?? null }) });
     } else {
       void vscode.window.showInformationMessage("Corvid: no output was kept for this command.");
       return;
     }
     log.info(`opened the terminal of ${tool.id} (${block.terminalId})`);
   }
+}
+
+/** A command running (or run) in this host: its output, exit, and stdin; undefined if unknown. */
+function liveSource(terminalId: string, terms: TerminalManager): CommandSource | undefined {
+  const known = terms.peek(terminalId);
+  if (!known) return undefined;
+  return {
+    command: known.command,
+    read: () => {
+      const now = terms.peek(terminalId);
+      return { output: now?.output ?? "", exit: now?.exit ?? null };
+    },
+    watch: (fn) => terms.watch(terminalId, fn),
+    input: (data) => terms.input(terminalId, data),
+    interrupt: () => terms.interrupt(terminalId),
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
 // (`webviewBridge.ts`, its messages in `webviewMessages.ts`).
 import * as vscode from "vscode";
 import { promptBlocks } from "./acpClient";
+import { FIX_COMMAND, fixDiagnostic, FixWithCorvid } from "./diagnosticFix";
 import { editorChips, mentionItems, mimeOf, selectionAttachment } from "./editorContext";
 import { EditorHost, insertAtCursor, OLD_SCHEME } from "./editorHost";
 import { knownFix } from "./fixes";
@@ -44,13 +45,20 @@ export function activate(context: vscode.ExtensionContext): void {
       vscode.commands.registerCommand("corvid.showLogs", () => log.show()),
       vscode.commands.registerCommand("corvid.setApiKey", () => guard("Set API Key", () => session.setApiKey())),
       vscode.commands.registerCommand("corvid.history", () => guard("Open Past Chat", () => session.history())),
+      vscode.languages.registerCodeActionsProvider({ scheme: "file" }, new FixWithCorvid(), { providedCodeActionKinds: FixWithCorvid.kinds }),
+      vscode.commands.registerCommand(FIX_COMMAND, (uri: vscode.Uri, d: vscode.Diagnostic) => guard("Fix with Corvid", () => fixDiagnostic(session, uri, d))),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration("corvid")) return;
         const command = vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
         session.restartLater(`settings changed (agent: ${command || "built-in core"})`);
-        // The model list is applied at once (the picker shows it without a reload): the core
-        // restarts and the open chat is loaded again. Other settings wait for the next chat.
-        if (e.affectsConfiguration("corvid.models")) void guard("Apply corvid.models", () => session.restartNow("corvid.models changed"));
+        // The model list and the endpoint are applied at once (the picker shows the list
+        // without a reload; the next request goes to the new endpoint, with the key saved for
+        // it only): the core restarts and the open chat is loaded again. Other settings wait
+        // for the next chat.
+        const now = ["corvid.models", "corvid.baseUrl", "corvid.provider"].find((k) => e.affectsConfiguration(k));
+        if (now) void guard(`Apply ${now}`, () => session.restartNow(`${now} changed`));
+        // The model: the open chat's picker follows it.
+        else if (e.affectsConfiguration("corvid.model")) void guard("Apply corvid.model", () => session.followModelSetting());
       }),
       editor.commandTerminals,
       { dispose: () => void session.shutdown() },

@@ -1,6 +1,7 @@
 // The extension's log (the "Corvid" output channel) and how a failure reaches the user: once,
 // as an error notification with Show Logs, never swallowed.
 import * as vscode from "vscode";
+import { inVsCodeTerms } from "./fixes";
 
 /** Set by `activate`; every module logs through it. */
 export let log: vscode.LogOutputChannel;
@@ -33,7 +34,10 @@ export function fail(what: string, e: unknown): void {
   }
   const msg = errorText(e);
   log.error(`${what}: ${msg}`);
-  void vscode.window.showErrorMessage(`Corvid: ${what} failed: ${msg}`, "Show Logs").then((b) => b && log.show());
+  // In VS Code's terms, as the chat's notices are: with the built-in core the user fixes
+  // "CORVID_MODEL" through the corvid.model setting (an external agent's words stay).
+  const builtIn = !vscode.workspace.getConfiguration("corvid").get<string>("agent.command")?.trim();
+  void vscode.window.showErrorMessage(`Corvid: ${what} failed: ${inVsCodeTerms(msg, builtIn)}`, "Show Logs").then((b) => b && log.show());
 }
 
 /** Runs a command; a failure is shown once (with Show Logs), never swallowed. */

@@ -13,7 +13,9 @@ import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { fixesFor, inVsCodeTerms } from "./fixes";
 import { followUpText, reviewAnswer, validRejections } from "./hunkReview";
 import { needsProvider, type ProviderChoice } from "./providers";
-import { agentSettings, askApiKey, askProvider, builtIn, describeProvider, hasApiKey } from "./agentSettings";
+import { agentSettings, askApiKey, askProvider, builtIn, describeProvider, hasApiKey, probeTarget } from "./agentSettings";
+import { connectionText, probeProvider } from "./providerProbe";
+import { consentedMcpServers } from "./mcpConsent";
 import type { EditorHost } from "./editorHost";
 import { errorText, fail, log, markReported } from "./log";
 import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, pendingPermissions, resolvePermission, withTerminalOutput, type Item, type ViewState } from "./viewModel";
@@ -61,6 +63,10 @@ export class SessionController {
   private followUps: { sessionId: string; text: string }[] = [];
   /** The auth methods of the last `initialize` (they say whether a provider is missing). */
   private lastAuthMethods: { name?: string }[] = [];
+  /** A prompt sent while the welcome showed: kept (the welcome says so), sent once connected. */
+  private heldPrompt: { text: string; context?: PromptContext } | null = null;
+  /** New Chat's session/new while it runs (prompts wait for it). */
+  private opening: Promise<void> | null = null;
 
   constructor(
     private context: vscode.ExtensionContext,
@@ -79,6 +85,7 @@ export class SessionController {
   snapshot(): ViewState {
     if (this.client) withTerminalOutput(this.state, (id) => this.client!.terminals.peek(id));
     this.state.promptCaps = this.caps;
+    if (this.state.setup) this.state.setup.held = this.heldPrompt?.text;
     return this.state;
   }
 
@@ -157,6 +164,8 @@ export class SessionController {
       const client = new AcpClient(this.transport.stream, this.host());
       // A command's card follows its output live (posts are batched, at most one per 30 ms).
       client.terminals.onChange = () => this.post();
+      // Each command in a VS Code terminal of its own, where the user can answer it.
+      client.terminals.onCreate = (id) => this.editor.commandStarted(id, client.terminals);
       const init = await withTimeout(Promise.race([client.initialize(), this.transport.failed]), 30000, "initialize");
       this.lastAuthMethods = (init.authMethods ?? []) as { name?: string }[];
       log.info(`agent: ${init.agentInfo?.name ?? "?"} ${init.agentInfo?.version ?? ""}, protocol ${init.protocolVersion}`);
@@ -203,7 +212,7 @@ export class SessionController {
   }
 
   private async openSession(client: AcpClient): Promise<void> {
-    const res = await client.newSession(this.cwd());
+    const res = await client.newSession(this.cwd(), await consentedMcpServers(this.context, client.mcpTransports));
     this.state = initialState();
     this.editor.checkpoints.clear();
     this.state.sessionId = res.sessionId;
@@ -248,7 +257,19 @@ export class SessionController {
     if (this.stale || !this.client) {
       await this.ensureClient();
     } else {
-      await this.openSession(this.client);
+      this.setAgentState("starting");
+      // A prompt sent meanwhile (after an MCP consent question, while the servers start) waits
+      // for the new session rather than going to the old one.
+      const opening = this.openSession(this.client);
+      this.opening = opening.catch(() => {});
+      try {
+        await opening;
+      } catch (e) {
+        this.setAgentState("error");
+        throw e;
+      } finally {
+        this.opening = null;
+      }
       this.setAgentState("ready");
     }
     this.post(true);
@@ -300,7 +321,7 @@ export class SessionController {
     this.state.sessionId = sessionId;
     this.state.agentState = "loading";
     this.post(true);
-    const res = await client.loadSession(sessionId, this.cwd());
+    const res = await client.loadSession(sessionId, this.cwd(), await consentedMcpServers(this.context, client.mcpTransports));
     this.state.config = configSelects((res as any).configOptions);
     void this.context.workspaceState.update(OPEN_SESSION, sessionId);
   }
@@ -339,7 +360,7 @@ export class SessionController {
   /** A prompt from the chat's input: its attachments are read (text of selections, small files) and sent as context blocks. */
   async promptWithContext(text: string, attachments: Attachment[]): Promise<void> {
     if (!text.trim() && !attachments.length) return;
-    const resolved = await resolveAttachments(attachments);
+    const resolved = await resolveAttachments(attachments, { lastCommand: () => this.client?.terminals.latest() });
     const { blocks, dropped } = contextBlocks(text, resolved, this.caps);
     if (dropped.length) void vscode.window.showWarningMessage(`Corvid: this agent does not accept images; not sent: ${dropped.join(", ")}.`);
     await this.prompt(text, { blocks, chips: chipsOf(resolved.filter((a) => !(a.kind === "image" && dropped.includes(a.name)))) });
@@ -385,7 +406,18 @@ export class SessionController {
 
   async prompt(text: string, context?: PromptContext, followUp = false): Promise<void> {
     if (!text.trim() && !context?.chips.length) return;
-    const client = await this.ensureClient();
+    let client: AcpClient;
+    try {
+      client = await this.ensureClient();
+    } catch (e) {
+      // Typed while the welcome shows (no provider yet): kept, not lost; sent once connected.
+      if (!this.state.setup || followUp) throw e;
+      this.heldPrompt = { text, context };
+      log.info("a prompt sent during setup is kept until Corvid is connected");
+      this.post(true);
+      return;
+    }
+    if (this.opening) await this.opening;
     if (this.state.busy) {
       void vscode.window.showInformationMessage("Corvid is still working on the last prompt; press Stop first.");
       return;
@@ -479,6 +511,19 @@ export class SessionController {
     this.post();
   }
 
+  /**
+   * corvid.model changed: the open chat's model picker follows it (a loaded chat keeps its own
+   * model otherwise). The core restarts first when the model is not among its choices yet.
+   */
+  async followModelSetting(): Promise<void> {
+    const model = vscode.workspace.getConfiguration("corvid").get<string>("model")?.trim();
+    if (!model || this.state.busy || !this.client) return;
+    const picker = () => this.state.config.find((o) => o.category === "model" || o.id === "model");
+    if (!picker()?.options.some((o) => o.value === model)) await this.restartNow("corvid.model changed");
+    const p = picker();
+    if (p && p.currentValue !== model && p.options.some((o) => o.value === model)) await this.setConfig(p.id, model);
+  }
+
   // ---- what the view shows, opened in the editor ------------------------------------------
   async openDiff(toolCallId: string, index: number): Promise<void> {
     const diff = findDiff(this.state, toolCallId, index);
@@ -499,36 +544,58 @@ export class SessionController {
   // ---- the first-run welcome --------------------------------------------------------------
   /** A provider choice of the welcome panel: asks what it needs, writes the user settings. */
   async setupProvider(choice: ProviderChoice): Promise<void> {
-    const preset = await askProvider(choice);
+    const preset = await askProvider(this.context, choice);
     if (!preset) return;
     this.state.setup = { current: await describeProvider(this.context) };
     this.post(true);
     if (preset.needsKey && !(await hasApiKey(this.context))) void vscode.window.showInformationMessage(`Corvid: ${preset.label} needs an API key: click Set API Key.`);
   }
 
-  /** Test connection: the agent restarted with the settings, and a session opened (or why not). */
+  /**
+   * Test connection: the provider VS Code's settings name is called (its model list, with the
+   * key saved for it), then the agent restarted with the settings and a session opened; the
+   * session's model must be one the provider lists. An external agent, or settings that leave
+   * the provider to Corvid's own configuration, get the session check only (and say so).
+   */
   async testConnection(): Promise<void> {
     const setup = this.state.setup ?? { current: await describeProvider(this.context) };
     this.state.setup = { ...setup, testing: true, test: undefined };
     this.post(true);
+    const failed = async (text: string) => {
+      this.state.items = this.state.items.filter((i) => i.kind !== "notice");
+      this.state.setup = { current: await describeProvider(this.context), test: { ok: false, text } };
+      this.setAgentState("setup");
+      log.warn(`test connection failed: ${text}`);
+      this.post(true);
+    };
+    const probe = builtIn() ? await probeProvider(await probeTarget(this.context)) : undefined;
+    if (probe && !probe.ok) return failed(connectionText(probe, undefined).text);
     this.stale = true;
     try {
       await this.ensureClient();
       const model = this.state.config.find((o) => o.category === "model" || o.id === "model")?.currentValue;
-      const text = `Connected: Corvid opened a session${model ? ` with model ${model}` : ""}. Ask away below.`;
+      const verdict = probe ? connectionText(probe, model) : { ok: true, text: `Connected: Corvid opened a session${model ? ` with model ${model}` : ""} (the provider is the one ${builtIn() ? "Corvid's own configuration" : "the agent command's environment"} names; not called from here).` };
+      if (!verdict.ok) return failed(verdict.text);
+      const text = `${verdict.text} Ask away below.`;
       this.state.items.push({ kind: "notice", text, severity: "info" });
       this.state.setup = null;
       log.info(text);
+      const held = this.heldPrompt;
+      this.heldPrompt = null;
+      if (held) {
+        this.post(true);
+        log.info("sending the prompt kept during setup");
+        // Not awaited: Test connection is done; the turn runs on its own (it may ask things).
+        void this.prompt(held.text, held.context).catch((e) => fail("sending the message kept during setup", e));
+        return;
+      }
     } catch (e) {
       const reason = needsProvider(e, this.lastAuthMethods)
         ? "No model provider is set yet: pick one above."
         : inVsCodeTerms(errorText(e).replace(/^Corvid could not start: /, ""), builtIn());
       // The failed start put the welcome back (no provider) or an error notice; the test's
       // answer goes in the welcome either way.
-      this.state.items = this.state.items.filter((i) => i.kind !== "notice");
-      this.state.setup = { current: await describeProvider(this.context), test: { ok: false, text: `The connection failed: ${reason}` } };
-      this.setAgentState("setup");
-      log.warn(`test connection failed: ${errorText(e)}`);
+      return failed(`The connection failed: ${reason}`);
     }
     this.post(true);
   }

@@ -1,7 +1,9 @@
-// `terminal/*` for the agent: commands run with child_process, output captured (bounded).
+// `terminal/*` for the agent: commands run with child_process, output captured (bounded), and
+// their stdin open to what the user types in the command's VS Code terminal (`input`).
 // Pure Node (no `vscode`), so it is unit-tested directly.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { userCommand } from "./commandOutput";
 
 export interface TerminalExit {
   exitCode: number | null;
@@ -10,6 +12,7 @@ export interface TerminalExit {
 
 interface Term {
   id: string;
+  /** The command as its user reads it (the sandbox launcher's prefix left out). */
   command: string;
   child: ChildProcess;
   output: string;
@@ -40,6 +43,8 @@ export class TerminalManager {
   private readonly instance = randomBytes(4).toString("hex");
   /** Called whenever a terminal's output or exit status changes. */
   onChange: (id: string) => void = () => {};
+  /** Called once a command has started (its VS Code terminal is made here). */
+  onCreate: (id: string) => void = () => {};
 
   create(p: CreateTerminalParams, defaultCwd?: string): string {
     const id = `term-${this.instance}-${this.next++}`;
@@ -53,7 +58,7 @@ export class TerminalManager {
     let resolveExit!: (e: TerminalExit) => void;
     const term: Term = {
       id,
-      command: [p.command, ...(p.args ?? [])].join(" "),
+      command: userCommand(p.command, p.args ?? []),
       child,
       output: "",
       truncated: false,
@@ -83,6 +88,8 @@ export class TerminalManager {
       }
       this.onChange(id);
     };
+    // A command that ends without reading what was typed closes the pipe: not an error here.
+    child.stdin?.on("error", () => {});
     child.stdout?.on("data", append);
     child.stderr?.on("data", append);
     child.on("error", (e) => {
@@ -103,7 +110,34 @@ export class TerminalManager {
       this.onChange(id);
     });
     this.terms.set(id, term);
+    try {
+      this.onCreate(id);
+    } catch {}
     return id;
+  }
+
+  /**
+   * What the user typed for the command (a line, Ctrl+D's end of input): written to its stdin.
+   * False when the command no longer reads (ended, its input closed, or an unknown id).
+   */
+  input(id: string, data: string | null): boolean {
+    const t = this.terms.get(id);
+    const stdin = t?.child.stdin;
+    if (!t || t.exit || !stdin || !stdin.writable) return false;
+    if (data === null) stdin.end();
+    else stdin.write(data);
+    return true;
+  }
+
+  /** Ctrl+C in the command's terminal: SIGINT to its process group, as a shell's terminal does. */
+  interrupt(id: string): void {
+    const t = this.terms.get(id);
+    if (!t || t.exit || t.child.pid === undefined) return;
+    try {
+      process.kill(-t.child.pid, "SIGINT");
+    } catch {
+      t.child.kill("SIGINT");
+    }
   }
 
   private get(id: string): Term {
@@ -115,6 +149,12 @@ export class TerminalManager {
   output(id: string): { output: string; truncated: boolean; exitStatus?: TerminalExit } {
     const t = this.get(id);
     return { output: t.output, truncated: t.truncated, ...(t.exit ? { exitStatus: t.exit } : {}) };
+  }
+
+  /** The newest command (for `@terminal`): its command line, output and exit. */
+  latest(): { command: string; output: string; exit: TerminalExit | null } | undefined {
+    const t = [...this.terms.values()].at(-1);
+    return t && { command: t.command, output: t.output, exit: t.exit };
   }
 
   /** Output for display; undefined for unknown (released) terminals. */

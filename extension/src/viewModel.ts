@@ -88,7 +88,8 @@ export interface ConfigSelect {
   name: string;
   category?: string | null;
   currentValue: string;
-  options: { value: string; name: string }[];
+  /** `images`: a model's, from Corvid's `_meta.corvid.images` (whether it takes images). */
+  options: { value: string; name: string; images?: boolean }[];
 }
 
 /** The first-run welcome (no model provider configured), with the last connection test. */
@@ -97,6 +98,8 @@ export interface SetupView {
   current: string;
   testing?: boolean;
   test?: { ok: boolean; text: string };
+  /** A message sent during setup, kept: sent once Corvid is connected. */
+  held?: string;
 }
 
 export interface ViewState {
@@ -143,14 +146,25 @@ export function configSelects(options: any[] | null | undefined): ConfigSelect[]
   const out: ConfigSelect[] = [];
   for (const o of options ?? []) {
     if (o.type !== "select") continue;
-    const flat: { value: string; name: string }[] = [];
+    const flat: { value: string; name: string; images?: boolean }[] = [];
+    const one = (y: any) => ({ value: y.value, name: y.name, ...(typeof y._meta?.corvid?.images === "boolean" ? { images: y._meta.corvid.images } : {}) });
     for (const x of o.options ?? []) {
-      if (Array.isArray(x.options)) for (const y of x.options) flat.push({ value: y.value, name: y.name });
-      else flat.push({ value: x.value, name: x.name });
+      if (Array.isArray(x.options)) for (const y of x.options) flat.push(one(y));
+      else flat.push(one(x));
     }
     out.push({ id: o.id, name: o.name, category: o.category ?? null, currentValue: String(o.currentValue), options: flat });
   }
   return out;
+}
+
+/**
+ * The session's model when the agent says it takes no images (Corvid's model catalog): an image
+ * sent to it reaches it only as the saved file's path. Null when it takes them or nobody says.
+ */
+export function modelWithoutImages(state: Pick<ViewState, "config">): string | null {
+  const picker = state.config.find((o) => o.category === "model" || o.id === "model");
+  const current = picker?.options.find((o) => o.value === picker.currentValue);
+  return current?.images === false ? current.name : null;
 }
 
 /** Corvid's `update_plan` call (kind think, "Update plan"): its result is the plan card. */

@@ -28,6 +28,8 @@ export interface ComposerContext {
   restore(text: string): boolean;
   /** The input's text or caret moved: the popup follows. */
   inputChanged(): void;
+  /** The session's model may have changed: image chips warn when it takes no images. */
+  modelChanged(): void;
 }
 
 export function composerContext(opts: {
@@ -37,6 +39,8 @@ export function composerContext(opts: {
   note: HTMLElement;
   post(m: FromWebview): void;
   caps(): PromptCaps | undefined;
+  /** The session's model if it takes no images (its name), else null. */
+  modelWithoutImages(): string | null;
 }): ComposerContext {
   const { promptBox, popup, chipsBox, note, post } = opts;
   /** The active editor's file and selection (from the host). */
@@ -72,8 +76,17 @@ export function composerContext(opts: {
     note.hidden = !text;
   }
 
+  /** The model the chips were last drawn for, if it takes no images. */
+  let textOnly: string | null = null;
+
   function renderChips(): void {
     const editorKeys = new Set([editor.file, editor.selection].filter(Boolean).map((a) => attachmentKey(a!)));
+    textOnly = opts.modelWithoutImages();
+    const images = chips().filter((a) => a.kind === "image").length;
+    // Said where it happens: the image is not lost, but the model cannot see it.
+    if (images && textOnly) say(`${textOnly} takes no images: ${images === 1 ? "the image reaches it" : "the images reach it"} only as a saved file's path. Pick a model that takes images to show ${images === 1 ? "it" : "them"}.`);
+    else if (note.dataset.images) say("");
+    note.dataset.images = images && textOnly ? "1" : "";
     chipsBox.innerHTML = chips()
       .map((a) => {
         const key = attachmentKey(a);
@@ -81,7 +94,8 @@ export function composerContext(opts: {
         const thumb = a.kind === "image" ? `<img class="thumb" alt="" src="data:${esc(a.mimeType)};base64,${esc(a.data)}">` : "";
         // The editor's chips say so: they change with the editor, the others stay.
         const current = label.startsWith("Current") ? `<span class="chip-hint">current</span>` : "";
-        return `<span class="chip${current ? " current" : ""}" role="listitem" data-kind="${esc(a.kind)}" data-key="${esc(key)}" title="${esc(label)}: ${esc(a.name)}">${thumb}<span class="chip-name">${esc(a.name)}</span>${current}<button class="chip-remove" data-key="${esc(key)}" aria-label="Remove ${esc(label.toLowerCase())} ${esc(a.name)} from this message" title="Remove">×</button></span>`;
+        const blind = a.kind === "image" && textOnly ? `<span class="chip-hint chip-warn" title="${esc(textOnly)} takes no images: it gets the saved file's path">path only</span>` : "";
+        return `<span class="chip${current ? " current" : ""}${blind ? " warn" : ""}" role="listitem" data-kind="${esc(a.kind)}" data-key="${esc(key)}" title="${esc(label)}: ${esc(a.name)}">${thumb}<span class="chip-name">${esc(a.name)}</span>${current}${blind}<button class="chip-remove" data-key="${esc(key)}" aria-label="Remove ${esc(label.toLowerCase())} ${esc(a.name)} from this message" title="Remove">×</button></span>`;
       })
       .join("");
     chipsBox.hidden = !chipsBox.children.length;
@@ -255,5 +269,8 @@ export function composerContext(opts: {
       return true;
     },
     inputChanged,
+    modelChanged() {
+      if (opts.modelWithoutImages() !== textOnly) renderChips();
+    },
   };
 }

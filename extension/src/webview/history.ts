@@ -10,6 +10,12 @@ export interface HistoryList {
   hide(): void;
 }
 
+/** A past chat's last change, short: "12/7/26, 6:13 AM" (the row's second line). */
+function shortDate(updatedAt: string): string {
+  const d = new Date(updatedAt);
+  return Number.isNaN(d.getTime()) ? "" : d.toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
+}
+
 export function historyList(historyBox: HTMLElement, post: (m: FromWebview) => void): HistoryList {
   /** The history list as last sent (session/list), newest first as the agent sends them. */
   let past: { sessions: PastSession[]; current: string | null; canRename: boolean; canDelete: boolean } = { sessions: [], current: null, canRename: false, canDelete: false };
@@ -26,10 +32,10 @@ export function historyList(historyBox: HTMLElement, post: (m: FromWebview) => v
       .map((s) => {
         const name = esc(s.title);
         const tools =
-          (past.canRename ? `<button class="session-rename secondary" data-session="${esc(s.sessionId)}" aria-label="Rename ${name}" title="Rename">Rename</button>` : "") +
-          (past.canDelete ? `<button class="session-delete secondary" data-session="${esc(s.sessionId)}" aria-label="Delete ${name}" title="Delete">Delete</button>` : "");
+          (past.canRename ? `<button class="session-rename secondary" data-session="${esc(s.sessionId)}" aria-label="Rename ${name}" title="Rename">✎</button>` : "") +
+          (past.canDelete ? `<button class="session-delete secondary" data-session="${esc(s.sessionId)}" aria-label="Delete ${name}" title="Delete">✕</button>` : "");
         return `<li data-session="${esc(s.sessionId)}"><button class="session${s.sessionId === past.current ? " current" : ""}" data-session="${esc(s.sessionId)}" title="${esc(s.sessionId)}">
-          <span class="stitle">${name}</span><span class="sdate">${esc(s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "")}</span></button>${tools}</li>`;
+          <span class="stitle">${name}</span><span class="sdate">${esc(s.updatedAt ? shortDate(s.updatedAt) : "")}</span></button>${tools}</li>`;
       })
       .join("");
     historyList.innerHTML = rows

@@ -6,7 +6,7 @@
 // permission cards are on screen. All agent text goes through the escaping
 // Markdown renderer; no raw HTML is ever inserted.
 import { escapeHtml as esc } from "../markdown";
-import { lastPrompt, type ViewState } from "../viewModel";
+import { lastPrompt, modelWithoutImages, type ViewState } from "../viewModel";
 import type { ToWebview } from "../webviewMessages";
 import { composer, type VsCodeApi } from "./composer";
 import { composerContext } from "./composerContext";
@@ -47,7 +47,15 @@ const mentionsBox = byId("mentions");
 let state: ViewState | null = null;
 const post = (m: Parameters<VsCodeApi["postMessage"]>[0]) => vscode.postMessage(m);
 
-const context = composerContext({ promptBox, popup: mentionsBox, chipsBox: byId("chips"), note: byId("composer-note"), post, caps: () => state?.promptCaps });
+const context = composerContext({
+  promptBox,
+  popup: mentionsBox,
+  chipsBox: byId("chips"),
+  note: byId("composer-note"),
+  post,
+  caps: () => state?.promptCaps,
+  modelWithoutImages: () => (state ? modelWithoutImages(state) : null),
+});
 const transcript = transcriptView(byId("transcript"), byId<HTMLButtonElement>("jump"), post);
 const input = composer(
   { promptBox, commandsBox: byId("commands"), mentionsBox, sendBtn, stopBtn, retryBtn, editLastBtn },
@@ -90,6 +98,7 @@ function render(): void {
   document.body.dataset.session = state.sessionId ?? "";
   document.body.dataset.lastStop = state.lastStop ?? "";
   input.renderCommands();
+  context.modelChanged();
 }
 
 byId("pickers").addEventListener("change", (e) => {

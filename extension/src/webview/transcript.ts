@@ -44,7 +44,7 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
       <div class="setup-choices" role="group" aria-label="Model provider">${choices}</div>
       <p class="setup-now">Now: ${esc(s.setup.current)}</p>
       <div class="setup-actions"><button class="setup-key secondary">Set API Key</button><button class="setup-test-button"${s.setup.testing ? " disabled" : ""}>Test connection</button></div>
-      ${test}</div>`;
+      ${test}${s.setup.held ? `<p class="setup-held" role="status">Your message is kept and sent once Corvid is connected: “${esc(s.setup.held.length > 80 ? `${s.setup.held.slice(0, 79)}…` : s.setup.held)}”</p>` : ""}</div>`;
     if (!box) {
       transcript.insertAdjacentHTML("afterbegin", html);
       return;
@@ -112,6 +112,7 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
     const empty = transcript.querySelector(":scope > .empty");
     if ((s.items.length || s.setup) && empty) empty.remove();
     if (!s.items.length && !s.setup && !empty) transcript.insertAdjacentHTML("afterbegin", `<div class="empty">Ask Corvid to read, change or explain code in this workspace.</div>`);
+    const changed: HTMLElement[] = [];
     s.items.forEach((item, i) => {
       const sig = JSON.stringify(item);
       const d = drawn[i];
@@ -123,12 +124,14 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
         transcript.appendChild(el);
         drawn[i] = { sig, el };
       }
+      changed.push(drawn[i].el);
     });
     const active = document.activeElement;
     if (focusKey && (!active || active === document.body || !active.isConnected))
       transcript.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus();
-    // A running command's card shows its newest lines.
-    transcript.querySelectorAll<HTMLElement>("pre.out.terminal.live").forEach((pre) => (pre.scrollTop = pre.scrollHeight));
+    // A command's card shows its newest lines, running or ended (where a failure's summary is),
+    // whenever it is drawn or changes; a card the reader scrolled stays put until it changes.
+    for (const el of changed) el.querySelectorAll<HTMLElement>("pre.out.terminal").forEach((pre) => (pre.scrollTop = pre.scrollHeight));
     follow.contentChanged();
   }
 

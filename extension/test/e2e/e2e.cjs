@@ -23,7 +23,11 @@
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
 // write beside the workspace, an edit of an existing file left unsaved), the view at a 170 px
 // sidebar (nothing sticks out, "Working…" whole), Open in Terminal on a running command (live
-// output in a VS Code terminal, closing it does not stop the command, the exit code), Set API Key reaching the model but not settings.json, the history list loading a
+// output in a VS Code terminal, closing it does not stop the command, the exit code), a command
+// that asks a question answered in the terminal made for it as it started (headed by the
+// command, no launcher), the layout with long paths and words and a plan card at 300 and 170 px
+// (text inside its card, a wheel at the end leaving the toolbar, past chats' titles readable;
+// High Contrast's Jump to latest opaque), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
 // 401 in VS Code's terms offering Set API Key, the history's search, rename and delete,
 // corvid.models from the Settings editor in the model picker without a reload, a
@@ -90,6 +94,8 @@ async function main() {
   // A file to mention with `@` (its content must reach the model).
   fs.mkdirSync(path.join(work, "src"));
   fs.writeFileSync(path.join(work, "src/mention-target.ts"), "export const MENTION_MARK = 42;\n");
+  // A JSON file with a syntax error: the problem `@problems` and Fix with Corvid send.
+  fs.writeFileSync(path.join(work, "broken.json"), '{\n  "name": "demo",\n  "port": 80 81\n}\n');
   const settingsFile = path.join(data, "User/settings.json");
   const baseSettings = {
       "security.workspace.trust.enabled": false,
@@ -108,8 +114,8 @@ async function main() {
   fs.writeFileSync(settingsFile, JSON.stringify(baseSettings));
   const config = path.join(W, "corvid.toml");
   // Two models, so the model picker has a choice; the fake model takes images (a pasted image
-  // reaches it as an image part).
-  fs.writeFileSync(config, '[provider]\nmodels = ["fake-model", "fake-model-2"]\nimages = true\n\n[discovery]\nollama_url = "http://127.0.0.1:9"\n');
+  // reaches it as an image part), fake-model-2 none.
+  fs.writeFileSync(config, '[provider]\nmodels = ["fake-model", "fake-model-2"]\nimages = true\n\n[models."fake-model-2"]\nimages = false\n\n[discovery]\nollama_url = "http://127.0.0.1:9"\n');
   const entry = path.join(CS, "out/node/entry.js");
   const base = ["--user-data-dir", data, "--extensions-dir", ext];
 
@@ -196,17 +202,48 @@ async function main() {
     // Test connection before anything is set says so in plain words.
     await welcome.getByRole("button", { name: "Test connection" }).click();
     await welcome.locator(".setup-test.failed", { hasText: "No model provider is set yet" }).waitFor({ timeout: 30000 });
-    // OpenAI-compatible at the fake model's URL (a bad URL is refused first), model fake-model.
+    // A prompt typed while the welcome shows (nothing set up yet) is kept (the welcome says
+    // so) and sent once connected: the first turn below is that prompt.
+    fake.script("E2E-WRITE", {
+      steps: [
+        { toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "Hello from Corvid in VS Code\n" } }] },
+        { chunks: [{ reasoning: "The file is written; summarise." }, { content: "I created **hello.txt**:\n\n```text\nHello from Corvid in VS Code\n```\n\n- one file\n- no HTML <b>here</b>" }] },
+      ],
+    });
+    await promptBox.fill("E2E-WRITE: create hello.txt with a greeting");
+    await promptBox.press("Enter");
+    await welcome.locator(".setup-held", { hasText: "E2E-WRITE: create hello.txt with a greeting" }).waitFor({ timeout: 20000 });
+    if (fake.requests.some((q) => q.api === "openai")) throw new Error("a prompt during setup reached the model before Corvid was connected");
+    // OpenAI-compatible at a URL where nothing listens (a bad URL is refused first), the model
+    // typed (no list to pick from): Test connection calls the provider and says nothing answers.
     const quickInput = ".quick-input-widget:not([style*='display: none']) input";
+    const deadBase = `http://127.0.0.1:${await freePort()}/v1`;
     await welcome.getByRole("button", { name: "OpenAI-compatible URL" }).click();
     await page.waitForSelector(quickInput, { timeout: 20000 });
     await page.keyboard.type("not a url");
     await page.locator(".quick-input-widget .quick-input-message", { hasText: "Not a URL" }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press("Control+A");
-    await page.keyboard.type(fakeBase);
+    await page.keyboard.type(deadBase);
     await page.keyboard.press("Enter");
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "model" }).first().waitFor({ timeout: 20000 });
     await page.keyboard.type("fake-model");
+    await page.keyboard.press("Enter");
+    await welcome.locator(".setup-now", { hasText: `OpenAI-compatible at ${deadBase}, model fake-model; API key not set.` }).waitFor({ timeout: 20000 });
+    await welcome.getByRole("button", { name: "Test connection" }).click();
+    await welcome.locator(".setup-test.failed", { hasText: `nothing answers at ${deadBase}/models (connection refused)` }).waitFor({ timeout: 30000 });
+    if ((await view.locator(".notice.info", { hasText: "Connected" }).count()) !== 0) throw new Error("Test connection reported a dead URL as connected");
+    say("welcome: Test connection on a URL where nothing listens says so");
+    // Then the fake model's URL: the model is picked from the provider's own list.
+    await welcome.getByRole("button", { name: "OpenAI-compatible URL" }).click();
+    await page.waitForSelector(quickInput, { timeout: 20000 });
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type(fakeBase);
+    await page.keyboard.press("Enter");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "model" }).first().waitFor({ timeout: 20000 });
+    const offered = await page.locator(".quick-input-list .monaco-list-row").allInnerTexts();
+    if (!offered.some((t) => t.startsWith("fake-model")) || !offered.some((t) => t.startsWith("fake-model-2"))) throw new Error(`the model question does not offer the provider's models: ${offered}`);
+    await page.keyboard.type("fake-model");
+    await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: /^fake-model(\s|current|$)/ }).first().waitFor({ timeout: 10000 });
     await page.keyboard.press("Enter");
     await welcome.locator(".setup-now", { hasText: `OpenAI-compatible at ${fakeBase}, model fake-model; API key not set.` }).waitFor({ timeout: 20000 });
     const written = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
@@ -218,10 +255,14 @@ async function main() {
     await page.keyboard.press("Enter");
     await welcome.locator(".setup-now", { hasText: "API key set." }).waitFor({ timeout: 20000 });
     await welcome.getByRole("button", { name: "Test connection" }).click();
-    await view.locator(".notice.info", { hasText: "Connected: Corvid opened a session with model fake-model" }).waitFor({ timeout: 60000 });
+    await view.locator(".notice.info", { hasText: `Connected to ${fakeBase}: model fake-model is there (2 models listed).` }).waitFor({ timeout: 60000 });
+    if (!fake.requests.some((q) => q.api === "models" && q.headers.authorization === "Bearer test-key")) throw new Error("Test connection did not list the models with the key");
+    await view.locator(".msg.user", { hasText: "E2E-WRITE: create hello.txt with a greeting" }).waitFor({ timeout: 30000 });
+    if ((await view.locator(".msg.user").count()) !== 1) throw new Error("the prompt kept during setup was sent more than once");
     await welcome.waitFor({ state: "detached", timeout: 10000 });
-    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
-    say("welcome: no provider → OpenAI-compatible URL, model, API key set, Test connection connected");
+    // Working: the kept prompt's turn runs (it waits for the write's permission, below).
+    await page.locator(".statusbar-item", { hasText: "Corvid: working" }).first().waitFor({ timeout: 60000 });
+    say("welcome: a prompt typed before setup kept and sent once connected; no provider → OpenAI-compatible URL, model from its list, API key set, Test connection listed the models");
     await promptBox.waitFor({ timeout: 30000 });
     // Accessibility: the transcript is a log region, the input is labelled.
     if ((await view.getByRole("log", { name: "Conversation" }).count()) !== 1) throw new Error("the transcript is not a labelled log region");
@@ -237,15 +278,8 @@ async function main() {
     }
     say("a11y: log region, labelled input; Ctrl+Alt+K focuses the input");
 
-    // 4. A full turn: write_file needs permission; Allow is clicked in the webview.
-    fake.script("E2E-WRITE", {
-      steps: [
-        { toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "Hello from Corvid in VS Code\n" } }] },
-        { chunks: [{ reasoning: "The file is written; summarise." }, { content: "I created **hello.txt**:\n\n```text\nHello from Corvid in VS Code\n```\n\n- one file\n- no HTML <b>here</b>" }] },
-      ],
-    });
-    await promptBox.fill("E2E-WRITE: create hello.txt with a greeting");
-    await promptBox.press("Enter");
+    // 4. A full turn: write_file needs permission; Allow is clicked in the webview. (Its
+    // prompt was typed during setup and sent once connected, above.)
     const allow = view.locator("button.perm[data-option='allow_once']");
     await allow.waitFor({ timeout: 30000 });
     const optionCount = await view.locator("button.perm").count();
@@ -637,10 +671,25 @@ async function main() {
     });
     if (hc.worst < 4.5) throw new Error(`code in High Contrast has a contrast ratio of ${hc.worst.toFixed(2)}`);
     if (hc.border.startsWith("0px") || /rgba\(0, 0, 0, 0\)/.test(hc.border)) throw new Error(`buttons in High Contrast have no border: ${hc.border}`);
+    // "Jump to latest" floats over the text: in High Contrast too it has a background of its
+    // own (opaque) its text reads on. Shown for the measure, then hidden as it was.
+    const jumpLook = await view.locator("button#jump").evaluate((b) => {
+      const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+      const lum = ([r, g, b]) => [r, g, b].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const was = b.hidden;
+      b.hidden = false;
+      const cs = getComputedStyle(b);
+      const bg = rgb(cs.backgroundColor);
+      const [a, c] = [lum(rgb(cs.color)), lum(bg)];
+      const look = { background: cs.backgroundColor, opaque: bg.length === 3 || bg[3] === 1, ratio: (Math.max(a, c) + 0.05) / (Math.min(a, c) + 0.05) };
+      b.hidden = was;
+      return look;
+    });
+    if (!jumpLook.opaque || jumpLook.ratio < 4.5) throw new Error(`"Jump to latest" in High Contrast: ${JSON.stringify(jumpLook)}`);
     await page.screenshot({ path: SHOT.replace(/\.png$/, "-high-contrast.png") });
     await pickTheme("Dark Modern", /Default Dark Modern/);
     await view.locator("body.vscode-dark").waitFor({ state: "attached", timeout: 20000 });
-    say(`every button named, focus visible; High Contrast: code contrast ${hc.worst.toFixed(1)}:1, button border ${hc.border}`);
+    say(`every button named, focus visible; High Contrast: code contrast ${hc.worst.toFixed(1)}:1, button border ${hc.border}, Jump to latest on ${jumpLook.background} (${jumpLook.ratio.toFixed(1)}:1)`);
 
     // 9c. Context: `@` completes workspace files (picked by keyboard, sent as context the model
     // reads); the current file's chip, removed before sending, is not sent, and is back for the
@@ -704,6 +753,53 @@ async function main() {
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
     say("Edit last restored the mentions' attachments: sent again, the model got the same message");
 
+    // 9c2. The editor's own context: `@problems` sends the problems VS Code reports in the open
+    // files (a JSON file with a syntax error), and "Fix with Corvid", a quick fix on that
+    // problem (F8 to it, Ctrl+.), sends it with the lines around it.
+    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 300 } });
+    await page.keyboard.press("F1");
+    await page.waitForSelector(".quick-input-widget:not([style*='display: none']) input", { timeout: 20000 });
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("broken.json");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "broken.json" }).first().waitFor({ timeout: 20000 });
+    await page.keyboard.press("Enter");
+    await page.locator(".tab.active", { hasText: "broken.json" }).waitFor({ timeout: 20000 });
+    await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 60000 });
+    await promptBox.fill("");
+    await promptBox.pressSequentially("E2E-PROBLEMS: what is wrong in @probl");
+    await activeMention.filter({ hasText: "problems" }).waitFor({ timeout: 20000 });
+    await promptBox.press("Enter");
+    fake.script("E2E-PROBLEMS", { chunks: [{ content: "A comma is missing." }] });
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "A comma is missing." }).waitFor({ timeout: 30000 });
+    const problemsAsk = lastUserMessage();
+    if (!/broken\.json:3:\d+: error: /.test(problemsAsk)) throw new Error(`@problems did not send the JSON file's problem: ${problemsAsk.slice(0, 600)}`);
+    await view.locator(".msg.user").last().locator(".chip[data-kind='context']", { hasText: "problems" }).waitFor({ timeout: 5000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("F8"); // Go to Next Problem: the cursor on it
+    await page.waitForTimeout(500);
+    await page.keyboard.press("Escape");
+    fake.script("Fix this error in broken.json", { chunks: [{ content: "Added the comma." }] });
+    await page.keyboard.press("Control+.");
+    // The quick-fix menu (its pointer block takes clicks): the row chosen with the keyboard.
+    const fixRow = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with Corvid" }).first();
+    await fixRow.waitFor({ timeout: 20000 });
+    for (let i = 0; !(await fixRow.getAttribute("class")).includes("focused"); i++) {
+      if (i > 10) throw new Error("the quick-fix menu never focused Fix with Corvid");
+      await page.keyboard.press("ArrowDown");
+    }
+    await page.keyboard.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Added the comma." }).waitFor({ timeout: 30000 });
+    const fixAsk = lastUserMessage();
+    if (!fixAsk.includes("Fix this error in broken.json at line 3") || !fixAsk.includes('"port": 80 81')) throw new Error(`Fix with Corvid sent: ${fixAsk.slice(0, 600)}`);
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    // broken.json's tab closed (middle click); README.md stays, with its unsaved line.
+    await page.locator(".tab", { hasText: "broken.json" }).click({ button: "middle" });
+    await page.locator(".tab", { hasText: "broken.json" }).waitFor({ state: "detached", timeout: 10000 });
+    say("@problems sent the open JSON file's problem; Fix with Corvid (a quick fix) sent it with its lines");
+
     // 9d. Add Selection to Chat puts the selection in the message being written as a chip
     // (it stays when the editor's selection changes) and sends nothing until Enter.
     const requestsBeforeAdd = fake.requests.length;
@@ -766,6 +862,22 @@ async function main() {
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
     await page.screenshot({ path: SHOT.replace(/\.png$/, "-context.png") });
     say("a pasted and a dropped image reached the model as image parts; one over 5 MB was refused");
+    // A model that takes no images (Corvid's catalog; here the config's [models."fake-model-2"]):
+    // an image chip says it reaches the model only as a file path, and the note says why; back
+    // on a model that takes images, the warning goes.
+    const modelPicker = view.locator("select[data-config='model']");
+    await modelPicker.selectOption("fake-model-2");
+    await view.locator("select[data-config='model'] option[value='fake-model-2'][selected]").waitFor({ state: "attached", timeout: 10000 });
+    await dispatchFile("paste", "blind.png", PNG);
+    await chipsBox.locator(".chip.warn[data-kind='image']", { hasText: "path only" }).waitFor({ timeout: 10000 });
+    await view.locator("#composer-note", { hasText: "fake-model-2 takes no images" }).waitFor({ timeout: 10000 });
+    await modelPicker.selectOption("fake-model");
+    await view.locator("select[data-config='model'] option[value='fake-model'][selected]").waitFor({ state: "attached", timeout: 10000 });
+    await chipsBox.locator(".chip.warn").waitFor({ state: "detached", timeout: 10000 });
+    if (await view.locator("#composer-note").isVisible()) throw new Error(`the image warning stayed: ${await view.locator("#composer-note").innerText()}`);
+    await chipsBox.locator(".chip[data-kind='image'] button.chip-remove").click();
+    await chipsBox.locator(".chip[data-kind='image']").waitFor({ state: "detached", timeout: 5000 });
+    say("an image for a model that takes none: its chip and the note say it goes as a path only");
 
     // 10. The pickers change the session: mode "Auto edit" (edits without asking, commands
     // still ask) and model fake-model-2 (the model is sent it). One turn: a plan, an edit of
@@ -947,6 +1059,138 @@ async function main() {
     fs.rmSync(flag, { force: true });
     say("Open in Terminal: live output streamed into a VS Code terminal; closing it left the command running; exit code 3 on the card and in the terminal");
 
+    // The chat view's title actions (Open Past Chat, New Chat).
+    const viewAction = (label) => page.locator(`.part.sidebar a.action-label[aria-label^='${label}']`).first();
+
+    // 10d. A command that asks a question: it runs in a VS Code terminal of its own, made as it
+    // starts and headed by the user's command (not the sandbox launcher), and what the user
+    // types there reaches it.
+    fake.script("E2E-ASK", {
+      steps: [
+        { toolCalls: [{ name: "run_command", arguments: { command: "printf 'name? '; read name; echo \"hello, $name\"" } }] },
+        { chunks: [{ content: "It greeted you." }] },
+      ],
+    });
+    await promptBox.fill("E2E-ASK: run a command that asks for a name");
+    await promptBox.press("Enter");
+    await allowCommand.waitFor({ timeout: 30000 });
+    await allowCommand.click();
+    const askTerm = page.locator(".part.panel .xterm", { has: page.locator(".xterm-rows", { hasText: "name?" }) }).first();
+    await askTerm.waitFor({ timeout: 30000 });
+    const askHead = await askTerm.locator(".xterm-rows").innerText();
+    if (!askHead.includes("$ printf 'name? '; read name") || /sandbox|policy|roots/.test(askHead)) throw new Error(`the command's terminal shows: ${askHead}`);
+    await askTerm.click();
+    await page.keyboard.type("Corvid");
+    await page.keyboard.press("Enter");
+    await view.locator("pre.out.terminal", { hasText: "hello, Corvid" }).waitFor({ timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "It greeted you." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("a command's own terminal opened as it started, headed by its command; the typed answer reached it");
+    // `@terminal` sends that command's output.
+    await promptBox.fill("");
+    await promptBox.pressSequentially("E2E-TERMCTX: what did it print? @termi");
+    await activeMention.filter({ hasText: "terminal" }).waitFor({ timeout: 20000 });
+    await promptBox.press("Enter");
+    fake.script("E2E-TERMCTX", { chunks: [{ content: "It greeted Corvid." }] });
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "It greeted Corvid." }).waitFor({ timeout: 30000 });
+    if (!lastUserMessage().includes("hello, Corvid") || !lastUserMessage().includes("exit code 0")) throw new Error(`@terminal sent: ${lastUserMessage().slice(0, 600)}`);
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+
+    // 10e. Layout with long words and paths: a plan card lower down, a pending question about
+    // a long path, at 300 and 170 px. No text runs past its card's edge; a wheel at the
+    // transcript's end leaves the toolbar where it is (the plan's screen-reader text once made
+    // the page itself scroll); past chats show their titles and dates.
+    const longName = "quarterly_pricing_calculations_for_customer_accounts_and_invoices.py";
+    fs.mkdirSync(path.join(work, "src/pricing"), { recursive: true });
+    fs.writeFileSync(path.join(work, "src/pricing", longName), "RATE = 3\n");
+    fake.script("E2E-LAYOUT", {
+      steps: [
+        { toolCalls: [{ name: "update_plan", arguments: { entries: [{ content: `Read src/pricing/${longName}`, status: "in_progress" }, { content: "Check_every_customer_account_invoice_total_against_the_quarterly_rate", status: "pending" }] } }] },
+        { toolCalls: [{ name: "read_file", arguments: { path: `src/pricing/${longName}` } }] },
+        { toolCalls: [{ name: "run_command", arguments: { command: `wc -l src/pricing/${longName}` } }] },
+        { chunks: [{ content: `Read \`src/pricing/${longName}\`: RATE is 3.` }] },
+      ],
+    });
+    await promptBox.fill("E2E-LAYOUT: check the pricing file");
+    await promptBox.press("Enter");
+    await allowCommand.waitFor({ timeout: 30000 });
+    const overflowing = () =>
+      view.locator("body").evaluate(() => {
+        const out = [];
+        for (const card of document.getElementById("transcript").children) {
+          const box = card.getBoundingClientRect();
+          if (!box.width) continue;
+          const texts = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
+          for (let n; (n = texts.nextNode()); ) {
+            const el = n.parentElement;
+            if (!n.textContent.trim() || el.closest("[hidden], .sr-only")) continue;
+            // Text inside a box that scrolls sideways or clips (code, output, an ellipsis) may run on.
+            let clipped = false;
+            for (let e = el; e && e !== card && !clipped; e = e.parentElement) clipped = getComputedStyle(e).overflowX !== "visible";
+            if (clipped) continue;
+            const range = document.createRange();
+            range.selectNodeContents(n);
+            for (const r of range.getClientRects())
+              if (r.right > box.right + 0.5 || r.left < box.left - 0.5) out.push({ card: card.className, text: n.textContent.slice(0, 50), right: Math.round(r.right), cardRight: Math.round(box.right) });
+          }
+        }
+        return out;
+      });
+    const toolbarTop = () => view.locator(".toolbar").evaluate((t) => ({ top: t.getBoundingClientRect().top, page: document.scrollingElement.scrollTop }));
+    const wheelAtEnd = async () => {
+      await transcriptBox.evaluate((t) => (t.scrollTop = t.scrollHeight));
+      await transcriptBox.hover();
+      for (let i = 0; i < 4; i++) {
+        await page.mouse.wheel(0, 3000);
+        await page.waitForTimeout(150);
+      }
+      return toolbarTop();
+    };
+    const pastTitles = async () => {
+      await viewAction("Open Past Chat").click();
+      await view.locator("#history button.session").first().waitFor({ timeout: 20000 });
+      const rows = await view.locator("#history li").evaluateAll((lis) =>
+        lis.map((li) => {
+          const [title, date] = [li.querySelector(".stitle"), li.querySelector(".sdate")];
+          return { row: li.clientWidth, title: title.getBoundingClientRect().width, text: title.textContent, dateClipped: date.scrollWidth > date.clientWidth + 1 };
+        }),
+      );
+      await view.locator("#history-close").click();
+      return rows;
+    };
+    const layoutAt = async (width) => {
+      await dragSidebarTo(width);
+      for (let i = 0; Math.abs((await viewWidth()) - width) > 30; i++) {
+        if (i > 40) throw new Error(`the sidebar did not get to ${width} px: the view is ${await viewWidth()} px wide`);
+        await page.waitForTimeout(250);
+      }
+      await page.waitForTimeout(400);
+      const before = await toolbarTop();
+      const over = await overflowing();
+      const after = await wheelAtEnd();
+      const titles = await pastTitles();
+      await page.screenshot({ path: SHOT.replace(/\.png$/, `-layout-${width}.png`) });
+      if (over.length) throw new Error(`at ${await viewWidth()} px text runs past its card: ${JSON.stringify(over)}`);
+      if (after.top !== before.top || after.page !== 0) throw new Error(`at ${await viewWidth()} px the wheel at the transcript's end moved the page: toolbar ${before.top} → ${after.top}, page scrolled ${after.page} px`);
+      const short = titles.filter((r) => r.title < r.row * (width >= 300 ? 0.6 : 0.45) || (width >= 300 && r.dateClipped));
+      if (!titles.length || short.length) throw new Error(`at ${await viewWidth()} px past chats' titles get too little room: ${JSON.stringify(titles)}`);
+      return titles;
+    };
+    const layoutWide = await dragSidebarTo(300);
+    await view.locator(".plan li", { hasText: "Check_every_customer" }).waitFor({ timeout: 10000 });
+    const at300 = await layoutAt(300);
+    const at170 = await layoutAt(170);
+    await dragSidebarTo(layoutWide);
+    for (let i = 0; (await viewWidth()) < layoutWide - 60; i++) {
+      if (i > 40) throw new Error(`the sidebar did not get wide again: ${await viewWidth()} px`);
+      await page.waitForTimeout(250);
+    }
+    await allowCommand.click();
+    await view.locator(".msg.agent", { hasText: "RATE is 3." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say(`layout at 300 and 170 px: long paths and words inside their cards, the wheel at the end leaves the toolbar, past chats' titles ${at300[0].title.toFixed(0)} / ${at170[0].title.toFixed(0)} px wide`);
+
     // 11. Set API Key: the key goes to secret storage, the restarted agent sends it to the
     // model, and it is not in settings.json.
     const KEY = "sk-e2e-secret-4f2a";
@@ -974,11 +1218,55 @@ async function main() {
     scan(data);
     if (holding.length) throw new Error(`the API key is in clear text in ${holding}`);
     say("Set API Key: the model got the key; no file of the user data folder has it");
+    // The key is bound to the endpoint it was saved for: another base URL (the same server
+    // under another path), set in the Settings editor, gets no key, and the first one gets it
+    // again. The endpoint applies at once (the core restarts with the open chat).
+    // The Settings editor searched for `query` (replacing an earlier search left in its box).
+    const settingsAt = async (query) => {
+      await palette("Preferences: Open Settings (UI)");
+      await page.locator(".settings-editor").first().waitFor({ timeout: 20000 });
+      await page.waitForTimeout(500);
+      await page.keyboard.press("Control+A");
+      await page.keyboard.type(query);
+    };
+    const setBaseUrl = async (value) => {
+      await settingsAt("corvid.baseUrl");
+      const input = page.locator(".settings-editor .setting-item-contents", { hasText: "OpenAI-compatible endpoint" }).locator("input").first();
+      await input.waitFor({ timeout: 20000 });
+      await input.fill(value);
+      for (let i = 0; JSON.parse(fs.readFileSync(settingsFile, "utf8"))["corvid.baseUrl"] !== value; i++) {
+        if (i > 80) throw new Error(`corvid.baseUrl did not become ${value}`);
+        await page.waitForTimeout(250);
+      }
+      // The Settings editor's tab closed (middle click; the palette's "Close Editor" may pick
+      // the recently used "Close All Editors"): the files stay open.
+      await page.locator(".tab", { hasText: /^Settings/ }).first().click({ button: "middle" });
+      await page.locator(".settings-editor").first().waitFor({ state: "detached", timeout: 10000 });
+      await page.waitForTimeout(1500);
+      await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 30000 });
+      await view.locator(".msg.agent", { hasText: "Key received." }).waitFor({ timeout: 30000 });
+    };
+    const movedBase = fakeBase.replace(/\/v1$/, "/moved/v1");
+    await setBaseUrl(movedBase);
+    const beforeMoved = fake.requests.length;
+    fake.script("E2E-MOVED", { chunks: [{ content: "No key here." }] });
+    await promptBox.fill("E2E-MOVED: which key now?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "No key here." }).waitFor({ timeout: 60000 });
+    const moved = fake.requests.slice(beforeMoved).filter((q) => q.api === "openai");
+    if (!moved.length || moved.some((q) => (q.headers.authorization ?? "").includes(KEY))) throw new Error(`the key saved for ${fakeBase} went to ${movedBase}: ${JSON.stringify(moved.map((q) => q.headers.authorization))}`);
+    await setBaseUrl(fakeBase);
+    fake.script("E2E-BACK", { chunks: [{ content: "Key again." }] });
+    await promptBox.fill("E2E-BACK: and now?");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Key again." }).waitFor({ timeout: 60000 });
+    if (fake.requests.filter((q) => q.api === "openai").at(-1).headers.authorization !== `Bearer ${KEY}`) throw new Error("the key did not come back with its endpoint");
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say("the API key goes only to the endpoint it was saved for (none to another base URL, again once back)");
 
     // 12. History: the view's "Open Past Chat" action lists this folder's sessions in the
     // webview; picking the first one loads it (session/load) and its replay renders like
     // the live turn did.
-    const viewAction = (label) => page.locator(`.part.sidebar a.action-label[aria-label^='${label}']`).first();
     await viewAction("Open Past Chat").click();
     const pastWrite = view.locator("#history button.session", { hasText: "E2E-WRITE" });
     await pastWrite.waitFor({ timeout: 20000 });
@@ -1094,11 +1382,20 @@ async function main() {
     await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 30000 });
     await palette("View: Close All Editors");
     say("corvid.models: the model picker shows the list set in Settings without a reload, same chat");
+    // corvid.model, changed in the Settings editor: the open chat's picker follows it.
+    await settingsAt("corvid.model");
+    const modelInput = page.locator(".settings-editor .setting-item-contents", { hasText: "Model id." }).locator("input").first();
+    await modelInput.waitFor({ timeout: 20000 });
+    await modelInput.fill("fake-model-3");
+    await view.locator("select[data-config='model'] option[value='fake-model-3'][selected]").waitFor({ state: "attached", timeout: 60000 });
+    if ((await view.locator("body").getAttribute("data-session")) !== chatBefore) throw new Error("corvid.model opened another chat");
+    await palette("View: Close All Editors");
+    say("corvid.model: the open chat's model picker follows the setting");
 
     // 14. Show Logs opens the "Corvid" log channel in the Output panel.
     await palette("Corvid: Show Logs");
     const output = page.locator(".part.panel .monaco-editor .view-lines");
-    await output.filter({ hasText: "turn ended" }).first().waitFor({ timeout: 20000 });
+    await output.filter({ hasText: "set model = fake-model-3" }).first().waitFor({ timeout: 20000 }); // the newest line
     say("Show Logs: the Corvid log is open");
 
     // 14b. Reloading the window (a new extension host) brings the open chat back: its
@@ -1180,6 +1477,43 @@ async function main() {
     });
     if (!cmdlines.some((c) => c.startsWith(`${CORVID_BIN} acp`))) throw new Error(`no \`corvid acp\` process under code-server: ${cmdlines.join(" | ")}`);
     say("corvid.agent.command: a turn through `corvid acp` over stdio");
+
+    // 16b. MCP servers of VS Code's configuration reach the agent with the user's consent: the
+    // workspace's .vscode/mcp.json (JSON with comments) names the test MCP server; a new chat asks once (a modal: Allow), the
+    // model sees its tools, and a call of one comes back with the server's answer. The next
+    // chat does not ask again.
+    fs.mkdirSync(path.join(work, ".vscode"), { recursive: true });
+    fs.writeFileSync(path.join(work, ".vscode/mcp.json"), `{\n  // the test's MCP server\n  "servers": { "e2e-echo": { "type": "stdio", "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(path.join(repo, "tests/support/mcp-server.mjs"))}, "e2e-echo"], }, },\n}\n`);
+    const sessionBeforeMcp = await view.locator("body").getAttribute("data-session");
+    await palette("Corvid: New Chat", { click: false });
+    const consent = page.locator(".monaco-dialog-box", { hasText: 'Let Corvid use the MCP server "e2e-echo"' });
+    await consent.waitFor({ timeout: 30000 });
+    if (!(await consent.innerText()).includes("mcp-server.mjs e2e-echo")) throw new Error(`the consent question does not say what runs: ${await consent.innerText()}`);
+    await consent.locator(".monaco-button", { hasText: /^Allow$/ }).click();
+    await page.locator(".statusbar-item", { hasText: "Corvid: ready" }).first().waitFor({ timeout: 60000 });
+    fake.script("E2E-MCP", {
+      steps: [{ toolCalls: [{ name: "mcp__e2e-echo__echo", arguments: { text: "from VS Code's settings" } }] }, { chunks: [{ content: "MCP answered." }] }],
+    });
+    const beforeMcp = fake.requests.length;
+    await promptBox.fill("E2E-MCP: call the echo tool");
+    await promptBox.press("Enter");
+    const mcpAllow = view.locator(".permission:not(.answered) button.perm[data-option='allow_once']");
+    const mcpAnswered = view.locator(".msg.agent", { hasText: "MCP answered." });
+    await Promise.race([mcpAllow.waitFor({ timeout: 30000 }), mcpAnswered.waitFor({ timeout: 30000 })]);
+    if (await mcpAllow.isVisible()) await mcpAllow.click();
+    await mcpAnswered.waitFor({ timeout: 30000 });
+    // Sent right after the consent, while the servers start: it waited for the new chat.
+    if ((await view.locator("body").getAttribute("data-session")) === sessionBeforeMcp) throw new Error("the prompt after the MCP consent went to the old chat");
+    const mcpRequests = fake.requests.slice(beforeMcp).filter((q) => q.api === "openai");
+    const offeredTools = (mcpRequests[0]?.body.tools ?? []).map((t) => t.function?.name);
+    if (!offeredTools.includes("mcp__e2e-echo__echo")) throw new Error(`the model was not offered the MCP server's tools: ${offeredTools}`);
+    if (!JSON.stringify(mcpRequests.at(-1).body.messages).includes("e2e-echo says: from VS Code's settings")) throw new Error("the MCP tool's answer did not reach the model");
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    await palette("Corvid: New Chat", { click: false });
+    await view.locator(".transcript .empty").waitFor({ timeout: 30000 });
+    await page.waitForTimeout(1000);
+    if ((await consent.count()) !== 0) throw new Error("the MCP consent was asked again for the same server");
+    say("MCP servers from VS Code's settings: asked once, then the model called the server's tool");
 
     // 17. A VSIX whose addon does not load (here: removed) and no agent command: after a
     // window reload (a new extension host), the start failure is an error notification that

@@ -5,6 +5,7 @@ import {
   chipOfBlock,
   chipsOf,
   contextBlocks,
+  contextUri,
   foldersOf,
   imageProblem,
   insertMention,
@@ -121,4 +122,19 @@ test("a replayed prompt's context blocks become chips on its message, not text",
       ],
     },
   ]);
+});
+
+test("@problems, @changes, @terminal: embedded as text under corvid: URIs, a chip again on a replay", () => {
+  const problems: Attachment = { kind: "context", source: "problems", uri: contextUri("problems"), name: "problems", text: "a.json:1:9: error: Expected comma" };
+  const unread: Attachment = { kind: "context", source: "changes", uri: contextUri("changes"), name: "changes" };
+  const embedded = contextBlocks("fix @problems", [problems, unread], { image: false, embeddedContext: true }).blocks;
+  assert.deepEqual(embedded, [
+    { type: "text", text: "fix @problems" },
+    { type: "resource", resource: { uri: "corvid:problems", text: "a.json:1:9: error: Expected comma", mimeType: "text/plain" } },
+  ]);
+  // Without embedded context, the text goes as text (a link to corvid: would lead nowhere).
+  const plain = contextBlocks("fix @problems", [problems], { image: false, embeddedContext: false }).blocks;
+  assert.deepEqual(plain[1], { type: "text", text: "@problems:\na.json:1:9: error: Expected comma" });
+  assert.deepEqual(chipOfBlock(embedded[1]), { kind: "context", name: "problems" });
+  assert.deepEqual(chipsOf([problems, problems]), [{ kind: "context", name: "problems" }]);
 });

@@ -158,3 +158,31 @@ test("a watcher gets each later chunk and the exit; stopping it or having one ne
   tm.release(id2);
   assert.equal(tm.peek(id2)?.output, "late\n");
 });
+
+test("what the user types reaches the command's stdin; the end of input ends a reader", async () => {
+  const tm = new TerminalManager();
+  const created: string[] = [];
+  tm.onCreate = (id) => created.push(id);
+  const id = tm.create({ command: "printf 'name? '; read name; echo \"hello, $name\"; cat; echo eof" });
+  assert.deepEqual(created, [id]);
+  assert.equal(tm.peek(id)?.command, "printf 'name? '; read name; echo \"hello, $name\"; cat; echo eof");
+  await until("the question", () => tm.output(id).output.includes("name? "));
+  assert.equal(tm.input(id, "Corvid\n"), true);
+  await until("the answer", () => tm.output(id).output.includes("hello, Corvid"));
+  assert.equal(tm.input(id, "more\n"), true);
+  assert.equal(tm.input(id, null), true);
+  assert.deepEqual(await tm.waitForExit(id), { exitCode: 0, signal: null });
+  assert.equal(tm.output(id).output, "name? hello, Corvid\nmore\neof\n");
+  // An ended command reads nothing; an unknown one neither.
+  assert.equal(tm.input(id, "late\n"), false);
+  assert.equal(tm.input("term-unknown", "x"), false);
+});
+
+test("interrupt sends SIGINT to the command's process group", async () => {
+  const tm = new TerminalManager();
+  const id = tm.create({ command: "trap 'echo got-int; exit 130' INT; echo ready; while :; do sleep 0.05; done" });
+  await until("the command", () => tm.output(id).output.includes("ready"));
+  tm.interrupt(id);
+  assert.deepEqual(await tm.waitForExit(id), { exitCode: 130, signal: null });
+  assert.match(tm.output(id).output, /got-int/);
+});

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, filterSessions, lastPrompt, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, TAIL_LINES, withTerminalOutput } from "../../src/viewModel";
+import { addCheckpoint, addPermission, checkpointText, applyUpdate, configSelects, endTurn, filterSessions, lastPrompt, modelWithoutImages, findDiff, findProposedDiff, initialState, pendingPermissions, permissionSummary, resolvePermission, selectionLines, stopText, TAIL_LINES, withTerminalOutput } from "../../src/viewModel";
 
 test("streamed chunks merge into one message per kind, in order", () => {
   const s = initialState();
@@ -230,4 +230,31 @@ test("filterSessions: every word of the query in the title, any case; empty keep
   assert.deepEqual(filterSessions(list, "LOGIN bug").map((s) => s.sessionId), ["a"]);
   assert.deepEqual(filterSessions(list, "docs  login").map((s) => s.sessionId), ["b"]);
   assert.deepEqual(filterSessions(list, "nothing").map((s) => s.sessionId), []);
+});
+
+test("a model's images flag comes from Corvid's _meta; modelWithoutImages names the session's model only when it takes none", () => {
+  const config = configSelects([
+    {
+      type: "select",
+      id: "model",
+      name: "Model",
+      category: "model",
+      currentValue: "text-only",
+      options: [
+        { value: "vision", name: "vision", _meta: { corvid: { images: true } } },
+        { value: "text-only", name: "text-only", _meta: { corvid: { images: false } } },
+        { value: "unsaid", name: "unsaid" },
+      ],
+    },
+  ]);
+  assert.deepEqual(config[0].options, [
+    { value: "vision", name: "vision", images: true },
+    { value: "text-only", name: "text-only", images: false },
+    { value: "unsaid", name: "unsaid" },
+  ]);
+  assert.equal(modelWithoutImages({ config }), "text-only");
+  assert.equal(modelWithoutImages({ config: [{ ...config[0], currentValue: "vision" }] }), null);
+  // An agent that says nothing gets no warning.
+  assert.equal(modelWithoutImages({ config: [{ ...config[0], currentValue: "unsaid" }] }), null);
+  assert.equal(modelWithoutImages({ config: [] }), null);
 });
