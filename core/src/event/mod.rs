@@ -324,6 +324,9 @@ pub struct Choice {
     pub id: String,
     pub name: String,
     pub description: Option<String>,
+    /// A model's: whether it takes images (the model catalog's word). A client can warn before
+    /// an image goes to a model that gets only the saved file's path (`_meta.corvid.images`).
+    pub takes_images: Option<bool>,
 }
 
 /// How a prompt turn ended: why, and the tokens its model requests used (`None` when no

@@ -360,9 +360,16 @@ fn config_option(o: &ConfigSelect) -> acp::SessionConfigOption {
 }
 
 fn choice(c: &Choice) -> acp::SessionConfigSelectOption {
-    let option = acp::SessionConfigSelectOption::new(c.id.clone(), c.name.clone());
-    match &c.description {
-        Some(d) => option.description(d.clone()),
+    let mut option = acp::SessionConfigSelectOption::new(c.id.clone(), c.name.clone());
+    if let Some(d) = &c.description {
+        option = option.description(d.clone());
+    }
+    match c.takes_images {
+        Some(images) => {
+            let mut meta = serde_json::Map::new();
+            meta.insert("corvid".into(), serde_json::json!({ "images": images }));
+            option.meta(meta)
+        }
         None => option,
     }
 }
@@ -450,5 +457,21 @@ mod tests {
             (v["_meta"]["corvid"]["cacheReadTokens"].as_u64(), v["_meta"]["corvid"]["cacheWriteTokens"].as_u64()),
             (Some(80), Some(20))
         );
+    }
+
+    #[test]
+    fn a_model_choice_says_whether_it_takes_images_and_other_choices_say_nothing() {
+        let choice = |id: &str, takes_images| Choice { id: id.into(), name: id.into(), description: None, takes_images };
+        let options = config_options(&[ConfigSelect {
+            id: "model",
+            name: "Model",
+            description: "The model",
+            category: ConfigCategory::Model,
+            current: "a".into(),
+            choices: vec![choice("a", Some(true)), choice("b", Some(false)), choice("c", None)],
+        }]);
+        let v = serde_json::to_value(&options).expect("json");
+        let meta: Vec<Value> = (0..3).map(|i| v[0]["options"][i]["_meta"].clone()).collect();
+        assert_eq!(meta, vec![json!({ "corvid": { "images": true } }), json!({ "corvid": { "images": false } }), Value::Null]);
     }
 }
