@@ -392,10 +392,11 @@ impl Session {
             takes_images: None,
         };
         let modes = Mode::ALL.into_iter().map(|m| choice(m.id(), m.name(), Some(m.description(&self.sandbox))));
-        let models = self.source.models.iter().map(|m| Choice {
-            takes_images: Some(self.source.model_info(m).images),
-            ..choice(m, m, None)
-        });
+        let models = self
+            .source
+            .models
+            .iter()
+            .map(|m| Choice { takes_images: Some(self.source.model_info(m).images), ..choice(m, m, None) });
         let offers_thought_level = self.offers_thought_level(&current);
         let current_model = current.clone();
         let mut all = vec![

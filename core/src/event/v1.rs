@@ -461,7 +461,8 @@ mod tests {
 
     #[test]
     fn a_model_choice_says_whether_it_takes_images_and_other_choices_say_nothing() {
-        let choice = |id: &str, takes_images| Choice { id: id.into(), name: id.into(), description: None, takes_images };
+        let choice =
+            |id: &str, takes_images| Choice { id: id.into(), name: id.into(), description: None, takes_images };
         let options = config_options(&[ConfigSelect {
             id: "model",
             name: "Model",
@@ -472,6 +473,9 @@ mod tests {
         }]);
         let v = serde_json::to_value(&options).expect("json");
         let meta: Vec<Value> = (0..3).map(|i| v[0]["options"][i]["_meta"].clone()).collect();
-        assert_eq!(meta, vec![json!({ "corvid": { "images": true } }), json!({ "corvid": { "images": false } }), Value::Null]);
+        assert_eq!(
+            meta,
+            vec![json!({ "corvid": { "images": true } }), json!({ "corvid": { "images": false } }), Value::Null]
+        );
     }
 }
