@@ -26,19 +26,20 @@ function currentEndpoint(): string {
   return modelsUrl({ provider: c.get<string>("provider") || undefined, baseUrl: c.get<string>("baseUrl") || undefined }) ?? "";
 }
 
+/** The stored key if it was saved for `endpoint` (a model list's URL, "" for Corvid's own configuration). */
+async function keyFor(context: vscode.ExtensionContext, endpoint: string): Promise<string | undefined> {
+  return context.globalState.get<string>(KEY_ENDPOINT) === endpoint ? (await context.secrets.get(SECRET_KEY)) || undefined : undefined;
+}
+
 /** The stored key if it was saved for the endpoint the settings name now. */
 async function storedKey(context: vscode.ExtensionContext): Promise<string | undefined> {
-  const key = await context.secrets.get(SECRET_KEY);
-  if (!key) return undefined;
+  if (!(await context.secrets.get(SECRET_KEY))) return undefined;
   const now = currentEndpoint();
-  let bound = context.globalState.get<string>(KEY_ENDPOINT);
-  if (bound === undefined) {
-    // A key saved before keys were bound: it belongs to the endpoint it is used with now.
-    bound = now;
-    await context.globalState.update(KEY_ENDPOINT, bound);
-  }
-  if (bound !== now) log.info(`the stored API key is for ${bound || "Corvid's own configuration"}, not ${now || "Corvid's own configuration"}: not sent`);
-  return bound === now ? key : undefined;
+  const bound = context.globalState.get<string>(KEY_ENDPOINT);
+  // A key saved before keys were bound: it belongs to the endpoint it is used with now.
+  if (bound === undefined) await context.globalState.update(KEY_ENDPOINT, now);
+  else if (bound !== now) log.info(`the stored API key is for ${bound || "Corvid's own configuration"}, not ${now || "Corvid's own configuration"}: not sent`);
+  return keyFor(context, now);
 }
 
 /** What Test connection and the model question call: the settings' endpoint with its key. */
@@ -116,7 +117,8 @@ export async function askProvider(context: vscode.ExtensionContext, choice: Prov
   // The provider's own list when it answers (with the key saved for that endpoint, if any);
   // typed by hand otherwise.
   const target = { provider: preset.provider, baseUrl: (preset.baseUrl ?? baseUrl ?? "").trim() || undefined };
-  const key = modelsUrl(target) === (context.globalState.get<string>(KEY_ENDPOINT) ?? null) ? await context.secrets.get(SECRET_KEY) : undefined;
+  const endpoint = modelsUrl(target);
+  const key = endpoint ? await keyFor(context, endpoint) : undefined;
   const listed = await probeProvider({ ...target, apiKey: key }, fetch, 5000);
   const picked = listed?.ok && listed.models.length ? await pickModel(preset, listed.models, c.get<string>("model") || "") : null;
   if (picked === undefined) return undefined;

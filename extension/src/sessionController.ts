@@ -18,7 +18,7 @@ import { connectionText, probeProvider } from "./providerProbe";
 import { consentedMcpServers } from "./mcpConsent";
 import type { EditorHost } from "./editorHost";
 import { errorText, fail, log, markReported } from "./log";
-import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, pendingPermissions, resolvePermission, withTerminalOutput, type Item, type ViewState } from "./viewModel";
+import { addCheckpoint, addPermission, applyUpdate, configSelects, endTurn, findDiff, findProposedDiff, initialState, lastPrompt, modelPicker, pendingPermissions, resolvePermission, withTerminalOutput, type Item, type ViewState } from "./viewModel";
 import type { ToWebview } from "./webviewMessages";
 
 /** Workspace state: the session the chat shows, loaded again when the window reloads. */
@@ -518,7 +518,7 @@ export class SessionController {
   async followModelSetting(): Promise<void> {
     const model = vscode.workspace.getConfiguration("corvid").get<string>("model")?.trim();
     if (!model || this.state.busy || !this.client) return;
-    const picker = () => this.state.config.find((o) => o.category === "model" || o.id === "model");
+    const picker = () => modelPicker(this.state);
     if (!picker()?.options.some((o) => o.value === model)) await this.restartNow("corvid.model changed");
     const p = picker();
     if (p && p.currentValue !== model && p.options.some((o) => o.value === model)) await this.setConfig(p.id, model);
@@ -573,7 +573,7 @@ export class SessionController {
     this.stale = true;
     try {
       await this.ensureClient();
-      const model = this.state.config.find((o) => o.category === "model" || o.id === "model")?.currentValue;
+      const model = modelPicker(this.state)?.currentValue;
       const verdict = probe ? connectionText(probe, model) : { ok: true, text: `Connected: Corvid opened a session${model ? ` with model ${model}` : ""} (the provider is the one ${builtIn() ? "Corvid's own configuration" : "the agent command's environment"} names; not called from here).` };
       if (!verdict.ok) return failed(verdict.text);
       const text = `${verdict.text} Ask away below.`;

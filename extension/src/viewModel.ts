@@ -157,12 +157,17 @@ export function configSelects(options: any[] | null | undefined): ConfigSelect[]
   return out;
 }
 
+/** The session's model picker (by category, or an option with the id `model`), if it has one. */
+export function modelPicker(state: Pick<ViewState, "config">): ConfigSelect | undefined {
+  return state.config.find((o) => o.category === "model" || o.id === "model");
+}
+
 /**
  * The session's model when the agent says it takes no images (Corvid's model catalog): an image
  * sent to it reaches it only as the saved file's path. Null when it takes them or nobody says.
  */
 export function modelWithoutImages(state: Pick<ViewState, "config">): string | null {
-  const picker = state.config.find((o) => o.category === "model" || o.id === "model");
+  const picker = modelPicker(state);
   const current = picker?.options.find((o) => o.value === picker.currentValue);
   return current?.images === false ? current.name : null;
 }
