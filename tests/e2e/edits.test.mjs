@@ -23,7 +23,9 @@ function workspace(files) {
   return root;
 }
 
-async function setup(root, { model = "fake-model" } = {}) {
+const allowOnce = () => ({ outcome: { outcome: "selected", optionId: "allow_once" } });
+
+async function setup(root, { model = "fake-model", answer = allowOnce } = {}) {
   const agent = spawnAgent({ env: agentEnv({ fake, model }) });
   await agent.request("init", "initialize", { protocolVersion: 1, clientCapabilities: {} });
   const s = await agent.request("new", "session/new", { cwd: root, mcpServers: [] });
@@ -35,7 +37,7 @@ async function setup(root, { model = "fake-model" } = {}) {
       if (f.method === "session/request_permission" && !answered.has(f.id)) {
         answered.add(f.id);
         asked.push(f.params);
-        agent.send({ jsonrpc: "2.0", id: f.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+        agent.send({ jsonrpc: "2.0", id: f.id, result: answer(f.params) });
       }
     }
   }, 5);
@@ -124,6 +126,52 @@ test("edit_file: replace_all, and several edits applied in order or not at all",
   assert.equal(read(root, "cfg.ini"), "alpha=2\nbeta=2\nc=2\n", "the first edit was not written either");
   assert.equal(t.asked.length, asked, "an edit that cannot apply fails without asking");
   await t.done();
+});
+
+test("a partial approval writes only the kept hunks, tells the model which were not, and needs no second model turn", async () => {
+  const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`);
+  const root = workspace({ "notes.txt": lines.join("") });
+  // Keep the first hunk, reject the second: the answer names it in _meta, as the VS Code
+  // extension does when the user keeps some hunks of the proposed change.
+  const t = await setup(root, {
+    answer: () => ({ outcome: { outcome: "selected", optionId: "allow_once" }, _meta: { corvid: { rejectedHunks: [{ diff: 0, hunk: 1 }] } } }),
+  });
+  const requests = fake.requests.length;
+  const edits = [
+    { old_text: "line 2\n", new_text: "LINE TWO\n" },
+    { old_text: "line 25\n", new_text: "LINE TWENTY-FIVE\n" },
+  ];
+  await t.turn([call("edit_file", { path: "notes.txt", edits }), say("ok")]);
+  // The question numbered the hunks on its diff, 1-based as in a unified diff header.
+  const [diff] = t.asked.at(-1).toolCall.content;
+  assert.deepEqual(diff._meta.corvid.hunks, [
+    { oldStart: 2, oldLines: 1, newStart: 2, newLines: 1 },
+    { oldStart: 25, oldLines: 1, newStart: 25, newLines: 1 },
+  ]);
+  const expected = [...lines];
+  expected[1] = "LINE TWO\n";
+  assert.equal(read(root, "notes.txt"), expected.join(""), "only the kept hunk was written");
+  assert.equal(fake.requests.length - requests, 2, "the prompt and the tool result: no extra turn to redo the edit");
+  const result = lastToolResult();
+  assert.match(result, /approved only part of this change\. Of its 2 hunks, hunk 1 was written; hunk 2 was rejected and NOT written/);
+  assert.match(result, /-line 25\n\+LINE TWENTY-FIVE/);
+  // The card's final diff is what was written.
+  const diffs = t.toolUpdates(t.asked.at(-1).toolCall.toolCallId).flatMap((u) => (u.content ?? []).filter((c) => c.type === "diff"));
+  assert.equal(diffs.at(-1).newText, read(root, "notes.txt"));
+
+  // Every hunk rejected is a rejection: nothing written, the model told.
+  const t2 = await setup(root, {
+    answer: () => ({
+      outcome: { outcome: "selected", optionId: "allow_once" },
+      _meta: { corvid: { rejectedHunks: [{ diff: 0, hunk: 0 }, { diff: 0, hunk: 1 }] } },
+    }),
+  });
+  const before = read(root, "notes.txt");
+  await t2.turn([call("edit_file", { path: "notes.txt", edits: [{ old_text: "line 3\n", new_text: "x\n" }, { old_text: "line 20\n", new_text: "y\n" }] }), say("ok")]);
+  assert.equal(read(root, "notes.txt"), before);
+  assert.match(lastToolResult(), /rejected every part of the change/);
+  await t.done();
+  await t2.done();
 });
 
 test("apply_patch is offered to a GPT-family model and updates one file and adds another in one question", async () => {

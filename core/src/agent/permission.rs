@@ -15,10 +15,14 @@ use crate::editor::{EditorClient, EditorError};
 use crate::event::{ToolContent, ToolPatch, ToolStatus};
 use crate::store::batch::Record;
 use crate::store::time::now_rfc3339;
+use crate::tools::review::{self, Part};
 use crate::tools::{Announce, Needs};
 
 pub enum Decision {
     Allow,
+    /// Allowed with some of the change's hunks rejected (at least one kept): only the others
+    /// are written (`tools::review`).
+    AllowPart(Part),
     /// Not run; the reason goes to the model and the tool card.
     Reject(String),
     /// The user cancelled: the turn ends.
@@ -40,6 +44,10 @@ pub struct Question<'a> {
     pub preview: Vec<ToolContent>,
     /// The subagent that asks (its title), named in the question so the user knows who.
     pub subagent: Option<&'a str>,
+    /// The preview's change with its hunks (`rejected` empty), when the tool can write some of
+    /// them only: the question numbers them and the answer may reject some
+    /// (`_meta.corvid.rejectedHunks`).
+    pub reviewed: Option<Part>,
 }
 
 /// The decision the session's mode or one of its "always" rules makes without asking anyone,
@@ -93,8 +101,9 @@ pub async fn decide(
             acp::PermissionOptionKind::RejectAlways,
         ),
     ];
-    let outcome = match editor.request_permission(&call, options).await {
-        Ok(outcome) => outcome,
+    let hunks = q.reviewed.as_ref().map(|r| review::hunks_meta(&r.hunks));
+    let answer = match editor.request_permission(&call, options, hunks).await {
+        Ok(answer) => answer,
         Err(EditorError::Cancelled) => return (Decision::Cancelled, None),
         Err(EditorError::Timeout { secs, .. }) => {
             return (Decision::Reject(format!("no answer to the permission request within {secs} s")), None);
@@ -110,9 +119,19 @@ pub async fn decide(
         }
         Err(e) => return (Decision::Reject(format!("the permission request failed: {e}")), None),
     };
-    let option = match outcome {
+    let option = match answer.outcome {
         acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
         _ => return (Decision::Cancelled, None),
+    };
+    let offered = q.reviewed.as_ref().map_or(0, |r| r.hunks.len());
+    let allow = match (rejected_hunks(answer.meta.as_ref(), offered), q.reviewed) {
+        (Ok(rejected), _) if rejected.is_empty() => Decision::Allow,
+        (Ok(rejected), Some(reviewed)) => Decision::AllowPart(Part { rejected, ..reviewed }),
+        (Ok(_), None) => Decision::Allow, // not reached: no hunks offered, none can be named
+        (Err(Unusable::AllRejected), _) => Decision::Reject("the user rejected every part of the change".into()),
+        (Err(Unusable::Malformed), _) => {
+            return (Decision::Reject("the permission answer was not understood".into()), None);
+        }
     };
     let scope = match needs {
         Needs::Edit(p) | Needs::Mcp(p) => p.clone(),
@@ -122,10 +141,10 @@ pub async fn decide(
     };
     let tool = rule_key(q.tool, needs);
     match option.as_ref() {
-        "allow_once" => (Decision::Allow, None),
+        "allow_once" => (allow, None),
         "allow_always" => {
             remember_rule(session, outbox, Rule { tool, scope, allow: true }).await;
-            (Decision::Allow, None)
+            (allow, None)
         }
         "reject_always" => {
             remember_rule(session, outbox, Rule { tool, scope, allow: false }).await;
@@ -133,6 +152,39 @@ pub async fn decide(
         }
         _ => (Decision::Reject("the user declined".into()), None),
     }
+}
+
+/// Why an answer's rejected hunks cannot be used as they are.
+enum Unusable {
+    /// Every hunk rejected: nothing would be written, so the call is rejected.
+    AllRejected,
+    /// Not a list of `{"diff": 0, "hunk": n}` naming hunks the question offered.
+    Malformed,
+}
+
+/// The hunks an answer rejects (`_meta.corvid.rejectedHunks`: `[{"diff": 0, "hunk": n}]`,
+/// 0-based, the diff being the question's one reviewed change), sorted and once each. None
+/// named is an ordinary answer.
+fn rejected_hunks(meta: Option<&serde_json::Map<String, Value>>, offered: usize) -> Result<Vec<usize>, Unusable> {
+    let Some(named) = meta.and_then(|m| m.get("corvid")).and_then(|c| c.get("rejectedHunks")) else {
+        return Ok(Vec::new());
+    };
+    let items = named.as_array().ok_or(Unusable::Malformed)?;
+    let mut rejected = Vec::with_capacity(items.len());
+    for item in items {
+        let diff = item.get("diff").and_then(Value::as_u64);
+        let hunk = item.get("hunk").and_then(Value::as_u64).and_then(|h| usize::try_from(h).ok());
+        match (diff, hunk) {
+            (Some(0), Some(h)) if h < offered => rejected.push(h),
+            _ => return Err(Unusable::Malformed),
+        }
+    }
+    rejected.sort_unstable();
+    rejected.dedup();
+    if offered > 0 && rejected.len() == offered {
+        return Err(Unusable::AllRejected);
+    }
+    Ok(rejected)
 }
 
 /// Keeps an "always" answer for the session, in memory and in the store.

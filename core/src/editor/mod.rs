@@ -174,14 +174,26 @@ impl EditorClient {
         Ok(())
     }
 
-    /// `session/request_permission` about `call` (as it would run): the option the user
-    /// picked, or `Cancelled`.
+    /// `session/request_permission` about `call` (as it would run): the answer (the option the
+    /// user picked, or `cancelled`, and its `_meta`). `hunks` goes on the call's first diff as
+    /// `_meta.corvid.hunks`: the change's hunks as the core numbers them, for a client that
+    /// lets the user keep some (`tools::review`).
     pub async fn request_permission(
         &self,
         call: &ToolPatch,
         options: Vec<acp::PermissionOption>,
-    ) -> Result<acp::RequestPermissionOutcome, EditorError> {
-        let tool_call = crate::event::v1::tool_call_update(call);
+        hunks: Option<serde_json::Value>,
+    ) -> Result<acp::RequestPermissionResponse, EditorError> {
+        let mut tool_call = crate::event::v1::tool_call_update(call);
+        if let Some(hunks) = hunks
+            && let Some(diff) = tool_call.fields.content.iter_mut().flatten().find_map(|c| match c {
+                acp::ToolCallContent::Diff(d) => Some(d),
+                _ => None,
+            })
+        {
+            let corvid = serde_json::Map::from_iter([("hunks".to_string(), hunks)]);
+            diff.meta = Some(serde_json::Map::from_iter([("corvid".to_string(), serde_json::Value::Object(corvid))]));
+        }
         self.asking().await;
         let answer: Result<acp::RequestPermissionResponse, _> = if self.features.v2 {
             let request = crate::event::v2::permission_request(&self.session_id, &tool_call, &options);
@@ -191,7 +203,7 @@ impl EditorClient {
             self.call("session/request_permission", &request, self.deadlines.question).await
         };
         self.answered(&answer).await;
-        Ok(answer?.outcome)
+        answer
     }
 
     /// `elicitation/create`: the user's action on the form. v1 and v2 spell the form request

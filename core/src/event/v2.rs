@@ -185,11 +185,16 @@ fn tool_content(item: &Value) -> Option<Value> {
             let old = item.get("oldText").and_then(Value::as_str);
             let new = item.get("newText").and_then(Value::as_str).unwrap_or_default();
             let operation = if old.is_some() { "modify" } else { "add" };
-            Some(json!({
+            let mut diff = json!({
                 "type": "diff",
                 "changes": [{ "operation": operation, "path": path, "fileType": "text" }],
                 "patch": { "format": "git_patch", "text": git_patch(path, old, new) },
-            }))
+            });
+            // Corvid's hunk numbers (a permission question's diff): the patch's own hunks.
+            if let (Some(meta), Some(obj)) = (item.get("_meta"), diff.as_object_mut()) {
+                obj.insert("_meta".into(), meta.clone());
+            }
+            Some(diff)
         }
         _ => None,
     }

@@ -163,14 +163,14 @@ async fn by_permission(a: &Args, cx: &ToolContext<'_>) -> Result<Output, ToolErr
     options.push(acp::PermissionOption::new("no-answer", "Don't answer", acp::PermissionOptionKind::RejectOnce));
     // The card's own title: a client that applies the question's fields to the card keeps it.
     let call = ToolPatch { title: Some(title(&a.question)), kind: Some(ToolKind::Other), ..ToolPatch::new(cx.call_id) };
-    let outcome = match cx.editor.request_permission(&call, options).await {
+    let outcome = match cx.editor.request_permission(&call, options, None).await {
         Ok(outcome) => outcome,
         Err(EditorError::Malformed { .. }) => {
             return Ok(not_answered(&a.question, "the editor's answer was not understood"));
         }
         Err(e) => return unanswered(a, e),
     };
-    let chosen = match outcome {
+    let chosen = match outcome.outcome {
         acp::RequestPermissionOutcome::Selected(selected) => selected.option_id.0,
         _ => {
             // The user cancelled the question: that cancels the turn, as for any permission (the

@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::files::Files;
+use super::review::Part;
 use super::{Announce, Jail, Needs, Output, ToolContext, ToolError, display, location};
 use crate::event::{ToolContent, ToolKind};
 
@@ -34,18 +35,39 @@ impl Change {
         ToolContent::Diff { path: self.resolved.clone(), old: self.old.clone(), new: self.new.clone() }
     }
 
-    /// Writes it. Callers plan again right before applying, so edits the user made while a
-    /// permission question was open are not overwritten with a stale text.
-    pub async fn apply(self, jail: &Jail, files: &Files<'_>) -> Result<Output, ToolError> {
-        let (resolved, new) = files.write(jail, &self.path, self.new).await?;
+    /// Writes it, or only the hunks of `part` the user kept. Callers plan again right before
+    /// applying, so edits the user made while a permission question was open are not
+    /// overwritten with a stale text (and a part approved of another text is not written).
+    pub async fn apply(self, jail: &Jail, files: &Files<'_>, part: Option<&Part>) -> Result<Output, ToolError> {
+        let (text, for_model) = match part {
+            None => (self.new, self.summary.clone()),
+            Some(part) => match part.text_for(self.old.as_deref(), &self.new) {
+                Some(kept) => (kept, format!("{}\n\n{}", self.summary, part.note())),
+                None => return Ok(changed_meanwhile(&self.resolved)),
+            },
+        };
+        let (resolved, new) = files.write(jail, &self.path, text).await?;
         let diff = ToolContent::Diff { path: resolved.clone(), old: self.old, new };
-        Ok(Output {
-            for_model: self.summary.clone(),
-            content: vec![diff],
-            raw: json!({ "path": resolved, "result": self.summary }),
-            ok: true,
-            images: Vec::new(),
-        })
+        let rejected: Vec<usize> = part.map(|p| p.rejected.iter().map(|i| i + 1).collect()).unwrap_or_default();
+        let mut raw = json!({ "path": resolved, "result": self.summary });
+        if !rejected.is_empty() {
+            raw["rejectedHunks"] = json!(rejected);
+        }
+        Ok(Output { for_model, content: vec![diff], raw, ok: true, images: Vec::new() })
+    }
+}
+
+/// The result of a change approved in part when the file changed while the user was asked:
+/// nothing is written, since the hunks they kept were hunks of another text.
+fn changed_meanwhile(path: &std::path::Path) -> Output {
+    const WHY: &str =
+        "The file changed while the user was asked, so the part of the change they approved no longer fits it";
+    Output {
+        for_model: format!("{WHY}; nothing was written. Read the file again and propose the change anew."),
+        content: vec![ToolContent::Text(format!("{WHY}; nothing was written."))],
+        raw: json!({ "path": path, "error": WHY }),
+        ok: false,
+        images: Vec::new(),
     }
 }
 
@@ -62,5 +84,5 @@ pub fn run<'a>(
     plan: impl Future<Output = Result<Change, ToolError>> + Send + 'a,
     cx: &'a ToolContext<'a>,
 ) -> BoxFuture<'a, Result<Output, ToolError>> {
-    Box::pin(async move { plan.await?.apply(cx.jail, &cx.files()).await })
+    Box::pin(async move { plan.await?.apply(cx.jail, &cx.files(), cx.part).await })
 }

@@ -145,6 +145,10 @@ impl Tool for EditFile {
         change::announce("Edit", &parse_args::<Args>("edit_file", args)?.path, jail)
     }
 
+    fn writes_in_part(&self) -> bool {
+        true
+    }
+
     fn preview<'a>(
         &'a self,
         args: &'a Value,

@@ -23,6 +23,7 @@ pub mod kill_command;
 pub mod list_directory;
 pub mod read_file;
 mod registry;
+pub mod review;
 pub mod run_command;
 pub mod search;
 pub mod shell;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::files::Files;
+use super::review::Part;
 use super::{Announce, BackgroundCommands, Jail, Needs, Output, TerminalFeed, ToolError};
 use crate::editor::EditorClient;
 use crate::event::{PlanItem, Terminal, ToolContent};
@@ -48,6 +49,13 @@ pub trait Tool: Send + Sync {
     /// Whether the tool bounds its own result and says how to read on (`read_file`): such a
     /// result is not cut again for the model (`tools::cap`).
     fn pages_itself(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool can write part of the change its preview shows (some hunks of a
+    /// one-file edit, `tools::review`): the question then offers its hunks, and an answer that
+    /// rejects some runs it with `ToolContext::part`.
+    fn writes_in_part(&self) -> bool {
         false
     }
 
@@ -103,6 +111,8 @@ pub struct ToolContext<'a> {
     /// The session's background commands (`run_command` with `background`, `command_output`,
     /// `kill_command`).
     pub background: &'a BackgroundCommands,
+    /// The user approved only part of the change (`writes_in_part` tools): write only that.
+    pub part: Option<&'a Part>,
 }
 
 impl ToolContext<'_> {

@@ -46,6 +46,10 @@ impl Tool for WriteFile {
         change::announce("Write", &parse_args::<Args>("write_file", args)?.path, jail)
     }
 
+    fn writes_in_part(&self) -> bool {
+        true
+    }
+
     fn preview<'a>(
         &'a self,
         args: &'a Value,

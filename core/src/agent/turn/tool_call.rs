@@ -14,6 +14,7 @@ use crate::agent::session::Stoppable;
 use crate::event::{Event, PlanItem, Terminal, ToolContent, ToolKind, ToolPatch, ToolStart, ToolStatus};
 use crate::provider::ToolCallRequest;
 use crate::sandbox::Confinement;
+use crate::tools::review;
 use crate::tools::{Announce, Needs, Registry, TerminalFeed, Tool, ToolContext, ToolError, Updates};
 
 /// The client's card of one call, as the running tool sees it.
@@ -260,9 +261,11 @@ impl Turn {
             sandbox: &sandbox,
             needs: &announce.needs,
             background: &self.session.background,
+            part: None,
         };
-        match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
-            Ok(Decision::Allow) => {}
+        let part = match self.authorize(tool.as_ref(), &announce, &args, &cx).await {
+            Ok(Decision::Allow) => None,
+            Ok(Decision::AllowPart(part)) => Some(part),
             Ok(Decision::Cancelled) | Err(ToolError::Cancelled) => {
                 self.tool_update(cancelled(&id, CANCELLED_BEFORE, Vec::new())).await;
                 return None;
@@ -274,7 +277,7 @@ impl Turn {
                 )));
             }
             Err(e) => return self.fail(&id, &e).await,
-        }
+        };
         // The call's own token: the turn's cancel stops it, and so does a `tool_call/cancel` of
         // this call alone (registered while it runs), after which the turn goes on.
         let stop = self.cancel.child_token();
@@ -283,7 +286,7 @@ impl Turn {
             if !tool.waits_for_user() && !self.tool_update(ToolPatch::new(&id).status(ToolStatus::Running)).await {
                 Err(ToolError::Cancelled)
             } else {
-                let cx = ToolContext { cancel: &stop, ..cx };
+                let cx = ToolContext { cancel: &stop, part: part.as_ref(), ..cx };
                 if name == crate::tools::delegate::NAME {
                     self.delegate(&args, &cx).await
                 } else {
@@ -397,7 +400,8 @@ impl Turn {
         };
         let preview = tool.preview(args, cx).await?;
         let subagent = self.delegation.as_ref().map(|d| d.title.as_str());
-        let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview, subagent };
+        let reviewed = if tool.writes_in_part() { review::offered(&preview) } else { None };
+        let question = Question { tool: tool.name(), call_id: cx.call_id, announce, args, preview, subagent, reviewed };
         let (decision, note) = permission::decide(&self.session, question, &self.editor, &self.outbox).await;
         if let Some(note) = note {
             self.say(format!("\n\n{note}\n\n")).await;
