@@ -15,13 +15,19 @@ export interface ClientHost {
    * editor buffer goes to disk, so a command sees the files the agent changed.
    */
   beforeCommand(): Promise<void>;
-  /** Asks the user; resolves with the chosen optionId, or null when cancelled. */
-  requestPermission(params: acp.RequestPermissionRequest): Promise<string | null>;
+  /** Asks the user; resolves with the chosen optionId (and the answer's `_meta`, if any), or null when cancelled. */
+  requestPermission(params: acp.RequestPermissionRequest): Promise<PermissionChoice | null>;
   /** Every `session/update` notification, in arrival order. */
   onUpdate(params: acp.SessionNotification): void;
   log(level: "info" | "warn" | "error" | "debug", message: string): void;
   /** Default cwd for terminals. */
   cwd(): string | undefined;
+}
+
+/** A permission answer: the option, and `_meta` for an agent that reads more (Corvid's rejected hunks). */
+export interface PermissionChoice {
+  optionId: string;
+  meta?: Record<string, unknown>;
 }
 
 export const CLIENT_INFO = { name: "corvid-vscode", title: "Corvid for VS Code", version: "0.1.0" };
@@ -54,8 +60,9 @@ export class AcpClient {
       .client({ name: CLIENT_INFO.name })
       .onNotification(acp.methods.client.session.update, ({ params }) => host.onUpdate(params))
       .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
-        const optionId = await host.requestPermission(params);
-        return { outcome: optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId } };
+        const choice = await host.requestPermission(params);
+        if (choice === null) return { outcome: { outcome: "cancelled" } };
+        return { outcome: { outcome: "selected", optionId: choice.optionId }, ...(choice.meta ? { _meta: choice.meta } : {}) };
       })
       .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
         host.log("debug", `fs/read_text_file ${params.path}`);

@@ -6,9 +6,10 @@
 import * as vscode from "vscode";
 import { Checkpoints, type UndoResult } from "./checkpoints";
 import { CommandTerminals, type CommandSource } from "./commandTerminals";
+import { EditorReview } from "./editorReview";
 import { log } from "./log";
 import type { TerminalManager } from "./terminals";
-import type { DiffContent, Item } from "./viewModel";
+import type { ChangedFile, DiffContent, Item } from "./viewModel";
 
 /** The scheme of the virtual documents Open diff shows (a file's old text, a proposal). */
 export const OLD_SCHEME = "corvid-old";
@@ -35,6 +36,13 @@ export class EditorHost {
   readonly checkpoints = new Checkpoints();
   /** Files the agent wrote through this host: saved again before a command runs (`saveDocuments`). */
   private agentWritten = new Set<string>();
+  /** The agent's changes under review in the editor (Keep / Undo per change). */
+  readonly review: EditorReview;
+
+  /** `onChangedFiles`: the files under review changed (the chat lists them). */
+  constructor(onChangedFiles: (files: ChangedFile[]) => void) {
+    this.review = new EditorReview({ write: writeThroughEditor, remove: deleteThroughEditor, read: currentText }, onChangedFiles);
+  }
 
   /** fs/read_text_file: the open document's text (unsaved edits included), else the disk's. */
   async readTextFile(path: string): Promise<string> {
@@ -45,9 +53,11 @@ export class EditorHost {
 
   /** fs/write_text_file: the file's state is kept for the turn's undo first. */
   async writeTextFile(path: string, content: string): Promise<void> {
+    this.review.beforeWrite(path, await currentText(path));
     await this.checkpoints.beforeWrite(path, currentText);
     await writeThroughEditor(path, content);
     this.agentWritten.add(path);
+    this.review.afterWrite(path, content);
   }
 
   /** Before terminal/create: the agent's files modified again in an editor are saved. */
@@ -57,7 +67,16 @@ export class EditorHost {
 
   /** "Undo this turn": each file the turn wrote back as it was, created ones deleted. */
   undoTurn(turn: number): Promise<UndoResult> {
-    return this.checkpoints.undo(turn, { write: writeThroughEditor, remove: deleteThroughEditor });
+    return this.checkpoints.undo(turn, {
+      write: async (path, text) => {
+        await writeThroughEditor(path, text);
+        this.review.replaced(path, text);
+      },
+      remove: async (path) => {
+        await deleteThroughEditor(path);
+        this.review.replaced(path, null);
+      },
+    });
   }
 
   /** Open diff on a tool call's change: the old text (virtual) against the file. */

@@ -8,6 +8,8 @@ import { promptBlocks } from "./acpClient";
 import { FIX_COMMAND, fixDiagnostic, FixWithCorvid } from "./diagnosticFix";
 import { editorChips, mentionItems, mimeOf, selectionAttachment } from "./editorContext";
 import { EditorHost, insertAtCursor, OLD_SCHEME } from "./editorHost";
+import { KEEP_CHANGE, KEEP_FILE, UNDO_CHANGE, UNDO_FILE } from "./editorReview";
+import type { Block } from "./changeReview";
 import { knownFix } from "./fixes";
 import { fail, guard, log, openLog } from "./log";
 import { isProviderChoice } from "./providers";
@@ -19,7 +21,8 @@ import type { FromWebview } from "./webviewMessages";
 export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(openLog());
   try {
-    const editor = new EditorHost();
+    // The review's list goes to the chat through the session (made below, before any write).
+    const editor = new EditorHost(() => session.reviewChanged());
     // The bridge and the session need each other: the bridge asks the session for the state,
     // the session posts through the bridge.
     let session: SessionController;
@@ -61,6 +64,11 @@ export function activate(context: vscode.ExtensionContext): void {
         else if (e.affectsConfiguration("corvid.model")) void guard("Apply corvid.model", () => session.followModelSetting());
       }),
       editor.commandTerminals,
+      editor.review,
+      vscode.commands.registerCommand(KEEP_CHANGE, (path: string, b: Block) => guard("Keep Change", async () => editor.review.keepChange(path, b))),
+      vscode.commands.registerCommand(UNDO_CHANGE, (path: string, b: Block) => guard("Undo Change", () => editor.review.undoChange(path, b))),
+      vscode.commands.registerCommand(KEEP_FILE, (path?: string) => guard("Keep All Changes", async () => editor.review.keepFile(asPath(path)))),
+      vscode.commands.registerCommand(UNDO_FILE, (path?: string) => guard("Undo All Changes", () => editor.review.undoFile(asPath(path)))),
       { dispose: () => void session.shutdown() },
     );
     log.info("Corvid activated");
@@ -73,6 +81,11 @@ export function activate(context: vscode.ExtensionContext): void {
 }
 
 export function deactivate(): void {}
+
+/** A path a command was given (from a CodeLens, the chat, or nothing from the palette: every file). */
+function asPath(path: unknown): string | undefined {
+  return typeof path === "string" && path ? path : undefined;
+}
 
 /** A webview message to the part that does it; its fields are coerced (the page is not trusted). */
 async function route(m: FromWebview, session: SessionController, bridge: WebviewBridge): Promise<void> {
@@ -94,6 +107,10 @@ async function route(m: FromWebview, session: SessionController, bridge: Webview
       return session.openProposedDiff(Number(m.requestId), m.index ?? 0);
     case "undoTurn":
       return session.undoTurn(Number(m.turn));
+    case "review":
+      // Keep / Undo from the chat's list of changed files: one file's changes, or every file's.
+      await vscode.commands.executeCommand(m.action === "undo" ? UNDO_FILE : KEEP_FILE, typeof m.path === "string" ? m.path : undefined);
+      return;
     case "setConfig":
       return session.setConfig(String(m.configId), m.value);
     case "newChat":

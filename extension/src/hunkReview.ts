@@ -2,21 +2,31 @@
 // what an approval with rejected hunks becomes, and the follow-up prompt that names them.
 // Pure (no `vscode`, no DOM), shared by the host and the webview, unit-tested directly.
 //
-// ACP's permission answer is an option id and nothing more (Corvid's core reads only
-// `optionId`), so a partial approval cannot be said in the answer itself. And the agent owns
-// edits: the extension never writes the kept hunks on its own. So an approval with rejected
-// hunks rejects the whole call (the agent's reject option: the turn goes on, nothing is
+// The agent owns edits: the extension never writes the kept hunks on its own. Corvid numbers
+// a question's hunks on its diff (`_meta.corvid.hunks`) and reads the rejected ones from the
+// answer's `_meta.corvid.rejectedHunks`, then writes only the others, in the same turn. ACP
+// itself has no such answer, so for an agent that does not number hunks an approval with
+// rejected hunks rejects the whole call (its reject option: the turn goes on, nothing is
 // written), and the rejected hunks are named in a prompt sent for the user when the turn ends.
-import { diffLines, hunks, type Hunk } from "./lineDiff";
+import { diffLines, hunks, splitLines, type DiffLine, type Hunk } from "./lineDiff";
 
 /** Unchanged lines around each hunk (the same as the card's compact diff). */
 export const REVIEW_CONTEXT = 3;
 
-/** A proposed change as the card holds it (a `DiffContent`). */
+/** A hunk as the agent numbers it (`viewModel.CoreHunk`). */
+interface AgentHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+/** A proposed change as the card holds it (a `DiffContent`); `hunks`, the agent's numbering. */
 export interface Change {
   path: string;
   oldText: string | null;
   newText: string;
+  hunks?: AgentHunk[];
 }
 
 /** A rejected hunk: the change's index on the card and the hunk's index in it (both 0-based). */
@@ -25,8 +35,42 @@ export interface RejectedHunk {
   hunk: number;
 }
 
+/** The change's hunks: the agent's, where it numbered them (so both sides mean the same hunk by a number), else our own. */
 export function reviewHunks(c: Change): Hunk[] {
+  if (c.hunks) {
+    const drawn = agentHunks(c.oldText, c.newText, c.hunks);
+    if (drawn) return drawn;
+  }
   return hunks(diffLines(c.oldText, c.newText), REVIEW_CONTEXT);
+}
+
+/**
+ * The agent's hunks drawn with their context: each hunk's own lines diffed on their own (the
+ * lines between hunks are the same on both sides), `REVIEW_CONTEXT` unchanged lines around.
+ * Null when the ranges do not fit the texts (then the card numbers the hunks itself and the
+ * answer cannot name them to the agent).
+ */
+function agentHunks(oldText: string | null, newText: string, ranges: AgentHunk[]): Hunk[] | null {
+  const a = splitLines(oldText);
+  const b = splitLines(newText);
+  const sub = (lines: string[], from: number, count: number) => (count ? lines.slice(from, from + count).join("\n") + "\n" : "");
+  const out: Hunk[] = [];
+  let [oldEnd, newEnd] = [0, 0];
+  for (const r of ranges) {
+    // 0-based first line of each side's range (an empty range's start names the line before).
+    const o = r.oldLines ? r.oldStart - 1 : r.oldStart;
+    const n = r.newLines ? r.newStart - 1 : r.newStart;
+    // In order, inside the texts, and the same number of unchanged lines since the last hunk on both sides.
+    if (o < oldEnd || n < newEnd || o - oldEnd !== n - newEnd || o + r.oldLines > a.length || n + r.newLines > b.length) return null;
+    const lines: DiffLine[] = [];
+    for (let i = Math.max(oldEnd, o - REVIEW_CONTEXT); i < o; i++) lines.push({ op: " ", text: a[i], oldNo: i + 1, newNo: i - o + n + 1 });
+    for (const l of diffLines(sub(a, o, r.oldLines), sub(b, n, r.newLines)))
+      lines.push({ ...l, ...(l.oldNo ? { oldNo: l.oldNo + o } : {}), ...(l.newNo ? { newNo: l.newNo + n } : {}) });
+    [oldEnd, newEnd] = [o + r.oldLines, n + r.newLines];
+    for (let i = oldEnd; i < Math.min(a.length, oldEnd + REVIEW_CONTEXT); i++) lines.push({ op: " ", text: a[i], oldNo: i + 1, newNo: i - oldEnd + newEnd + 1 });
+    out.push({ oldStart: lines[0]?.oldNo ?? o + 1, newStart: lines[0]?.newNo ?? n + 1, lines });
+  }
+  return a.length - oldEnd === b.length - newEnd ? out : null;
 }
 
 /** Reviewed hunk by hunk: a change to an existing file with two hunks or more (a new file is one piece). */
@@ -55,16 +99,39 @@ export function validRejections(changes: Change[], sent: unknown): RejectedHunk[
   return [...keys].map((k) => k.split(":").map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([diff, hunk]) => ({ diff, hunk }));
 }
 
+/** What the host answers for a click: the option, the hunks rejected, and whether the agent writes the rest (`partial`). */
+export interface ReviewAnswer {
+  optionId: string;
+  rejected: RejectedHunk[];
+  /** The agent numbered the hunks: the answer allows, names the rejected ones in `_meta`, and the agent writes the others. */
+  partial: boolean;
+}
+
+/** Whether the agent numbered this change's hunks as the card draws them (then it can write a part of it). */
+export function agentNumbered(c: Change | undefined): boolean {
+  return !!c?.hunks && agentHunks(c.oldText, c.newText, c.hunks) !== null;
+}
+
 /**
- * What the host answers for a click on `optionId` with `rejected` hunks: an allow with some
- * hunks rejected becomes the reject option (reject, not cancel: the turn goes on) and keeps
- * the rejections for the follow-up; anything else is answered as clicked, with none.
+ * What the host answers for a click on `optionId` with `rejected` hunks. An allow with some
+ * hunks rejected of a change the agent numbered stays that allow (the agent writes the kept
+ * hunks: `partial`); of another change it becomes the reject option (reject, not cancel: the
+ * turn goes on) and keeps the rejections for the follow-up. Anything else is answered as
+ * clicked, with none.
  */
-export function reviewAnswer<T extends { optionId: string; kind: string }>(options: T[], optionId: string, rejected: RejectedHunk[]): { optionId: string; rejected: RejectedHunk[] } {
+export function reviewAnswer<T extends { optionId: string; kind: string }>(options: T[], optionId: string, rejected: RejectedHunk[], changes: Change[] = []): ReviewAnswer {
   const clicked = options.find((o) => o.optionId === optionId);
+  const plain = { optionId, rejected: [], partial: false };
+  if (!rejected.length || !clicked?.kind.startsWith("allow")) return plain;
+  // Corvid's questions carry one numbered change: diff 0.
+  if (rejected.every((r) => r.diff === 0) && agentNumbered(changes[0])) return { optionId, rejected, partial: true };
   const reject = rejectOption(options);
-  if (!rejected.length || !clicked?.kind.startsWith("allow") || !reject) return { optionId, rejected: [] };
-  return { optionId: reject.optionId, rejected };
+  return reject ? { optionId: reject.optionId, rejected, partial: false } : plain;
+}
+
+/** The permission answer's `_meta` for a partial approval (what Corvid's core reads). */
+export function partialMeta(rejected: RejectedHunk[]): { corvid: { rejectedHunks: RejectedHunk[] } } {
+  return { corvid: { rejectedHunks: rejected.map((r) => ({ diff: r.diff, hunk: r.hunk })) } };
 }
 
 /** The old file's lines a hunk changes: "line 4", "lines 4-6", or where it inserts: "after line 3". */

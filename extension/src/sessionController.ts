@@ -5,13 +5,13 @@
 // the webview is reached through `ChatView` (the bridge).
 import * as vscode from "vscode";
 import * as os from "node:os";
-import { AcpClient, promptBlocks, type ClientHost } from "./acpClient";
+import { AcpClient, promptBlocks, type ClientHost, type PermissionChoice } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport } from "./transport";
 import { chipsOf, contextBlocks, promptCapsOf, type Attachment, type Chip, type PromptCaps } from "./context";
 import { resolveAttachments } from "./editorContext";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { fixesFor, inVsCodeTerms } from "./fixes";
-import { followUpText, reviewAnswer, validRejections } from "./hunkReview";
+import { followUpText, partialMeta, reviewAnswer, validRejections } from "./hunkReview";
 import { needsProvider, type ProviderChoice } from "./providers";
 import { agentSettings, askApiKey, askProvider, builtIn, describeProvider, hasApiKey, probeTarget } from "./agentSettings";
 import { connectionText, probeProvider } from "./providerProbe";
@@ -43,7 +43,7 @@ export class SessionController {
   private transport: Transport | null = null;
   private starting: Promise<AcpClient> | null = null;
   private state: ViewState = initialState();
-  private permissions = new Map<number, (optionId: string | null) => void>();
+  private permissions = new Map<number, (choice: PermissionChoice | null) => void>();
   private nextPermission = 1;
   private nextTurn = 1;
   /** Turns being undone now (a second click waits for nothing and does nothing). */
@@ -86,7 +86,13 @@ export class SessionController {
     if (this.client) withTerminalOutput(this.state, (id) => this.client!.terminals.peek(id));
     this.state.promptCaps = this.caps;
     if (this.state.setup) this.state.setup.held = this.heldPrompt?.text;
+    this.state.changedFiles = this.editor.review.list();
     return this.state;
+  }
+
+  /** The files under review changed: the chat's list follows. */
+  reviewChanged(): void {
+    this.post();
   }
 
   private post(now = false): void {
@@ -367,24 +373,26 @@ export class SessionController {
   }
 
   /**
-   * The user's answer to a permission card. An approval with hunks rejected is answered with
-   * the agent's reject option (nothing is written; the turn goes on) and queues the follow-up
-   * that names the hunks, sent when the turn ends.
+   * The user's answer to a permission card. An approval with hunks rejected of a change the
+   * agent numbered is that approval with the rejected hunks in its `_meta` (the agent writes
+   * the others); otherwise it is answered with the agent's reject option (nothing is written;
+   * the turn goes on) and queues the follow-up that names the hunks, sent when the turn ends.
    */
   answerPermission(requestId: number, optionId: string, sentRejections: unknown): void {
     const resolve = this.permissions.get(requestId);
     const item = this.state.items.find((i) => i.kind === "permission" && i.requestId === requestId) as Extract<Item, { kind: "permission" }> | undefined;
     if (!resolve || !item) return;
     const diffs = item.diffs ?? [];
-    const answer = reviewAnswer(item.options, optionId, validRejections(diffs, sentRejections));
-    const text = answer.rejected.length ? followUpText(diffs, answer.rejected, (p) => vscode.workspace.asRelativePath(p)) : null;
+    const answer = reviewAnswer(item.options, optionId, validRejections(diffs, sentRejections), diffs);
+    if (answer.partial) log.info(`permission ${requestId}: allowed with hunks rejected (${JSON.stringify(answer.rejected)}); the agent writes the rest`);
+    const text = answer.rejected.length && !answer.partial ? followUpText(diffs, answer.rejected, (p) => vscode.workspace.asRelativePath(p)) : null;
     if (text && this.state.sessionId) {
       this.followUps.push({ sessionId: this.state.sessionId, text });
       log.info(`permission ${requestId}: approved with hunks rejected (${JSON.stringify(answer.rejected)}); answered ${answer.optionId}, follow-up queued`);
     }
     this.permissions.delete(requestId);
-    resolvePermission(this.state, requestId, answer.optionId, answer.rejected);
-    resolve(answer.optionId);
+    resolvePermission(this.state, requestId, answer.optionId, answer.rejected, answer.partial);
+    resolve({ optionId: answer.optionId, ...(answer.partial ? { meta: partialMeta(answer.rejected) } : {}) });
     this.post();
   }
 

@@ -15,6 +15,28 @@ export interface DiffContent {
   path: string;
   oldText: string | null;
   newText: string;
+  /**
+   * The agent's numbering of the change's hunks (Corvid's `_meta.corvid.hunks` on a permission
+   * question's diff): present when the agent writes the kept hunks of a partial approval itself.
+   */
+  hunks?: CoreHunk[];
+}
+
+/** A hunk as the agent numbers it: 1-based starts as in a unified diff header, line counts. */
+export interface CoreHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+}
+
+/** The agent's hunks from a diff's `_meta`, if they are well formed (else none: no partial approval). */
+function coreHunks(meta: any): CoreHunk[] | undefined {
+  const list = meta?.corvid?.hunks;
+  if (!Array.isArray(list) || !list.length) return undefined;
+  const ok = (n: unknown) => Number.isInteger(n) && (n as number) >= 0;
+  const hunks = list.map((h) => ({ oldStart: h?.oldStart, oldLines: h?.oldLines, newStart: h?.newStart, newLines: h?.newLines }));
+  return hunks.every((h) => ok(h.oldStart) && ok(h.oldLines) && ok(h.newStart) && ok(h.newLines)) ? hunks : undefined;
 }
 export type ToolContent =
   | { type: "text"; text: string }
@@ -65,8 +87,12 @@ export type Item =
       chosen?: string;
       /** The change asked about (the tool call's diffs), shown before the user answers. */
       diffs?: DiffContent[];
-      /** An approval with these hunks rejected: answered as a reject, the hunks named in a follow-up prompt. */
+      /**
+       * An approval with these hunks rejected: `partial`, the agent wrote the others (it numbered
+       * the hunks); otherwise answered as a reject, the hunks named in a follow-up prompt.
+       */
       rejectedHunks?: RejectedHunk[];
+      partial?: boolean;
     }
   /** `actions`: what to do about it in VS Code (an error naming CORVID_API_KEY: Set API Key). */
   | { kind: "notice"; text: string; severity: string; actions?: FixAction[] }
@@ -117,6 +143,15 @@ export interface ViewState {
   promptCaps?: PromptCaps;
   /** Set while no model provider is configured: the view shows the welcome, not the chat. */
   setup: SetupView | null;
+  /** The files the agent changed that are under review in the editor (Keep / Undo); set by the host. */
+  changedFiles?: ChangedFile[];
+}
+
+/** A file under review in the editor, as the chat lists it (`editorReview.ts`). */
+export interface ChangedFile {
+  path: string;
+  changes: number;
+  created: boolean;
 }
 
 export function initialState(): ViewState {
@@ -134,7 +169,10 @@ function textOf(content: any): string {
 function toolContent(list: any[] | null | undefined): ToolContent[] {
   const out: ToolContent[] = [];
   for (const c of list ?? []) {
-    if (c.type === "diff") out.push({ type: "diff", path: c.path, oldText: c.oldText ?? null, newText: c.newText });
+    if (c.type === "diff") {
+      const hunks = coreHunks(c._meta);
+      out.push({ type: "diff", path: c.path, oldText: c.oldText ?? null, newText: c.newText, ...(hunks ? { hunks } : {}) });
+    }
     else if (c.type === "terminal") out.push({ type: "terminal", terminalId: c.terminalId });
     else if (c.type === "content") out.push({ type: "text", text: textOf(c.content) });
   }
@@ -300,11 +338,12 @@ export function addPermission(state: ViewState, requestId: number, params: any):
  * Records the answer to a permission request ("cancelled" when the turn was stopped), and the
  * hunks an approval rejected (then `chosen` is the reject option).
  */
-export function resolvePermission(state: ViewState, requestId: number, chosen: string, rejectedHunks: RejectedHunk[] = []): ViewState {
+export function resolvePermission(state: ViewState, requestId: number, chosen: string, rejectedHunks: RejectedHunk[] = [], partial = false): ViewState {
   for (const i of state.items)
     if (i.kind === "permission" && i.requestId === requestId) {
       i.chosen = chosen;
       if (rejectedHunks.length) i.rejectedHunks = rejectedHunks.map((r) => ({ ...r }));
+      if (rejectedHunks.length && partial) i.partial = true;
     }
   return state;
 }
@@ -318,6 +357,7 @@ export function permissionSummary(item: Extract<Item, { kind: "permission" }>): 
     // Numbered as the card numbered them (per change; Corvid's edits have one).
     const numbers = numberList(item.rejectedHunks.map((r) => r.hunk + 1));
     const total = (item.diffs ?? []).reduce((t, d) => t + (d.oldText == null ? 1 : reviewHunks(d).length), 0);
+    if (item.partial) return `Allowed in part: hunk${n === 1 ? "" : "s"} ${numbers} of ${total} rejected, the rest written`;
     return `Rejected hunk${n === 1 ? "" : "s"} ${numbers} of ${total}; a follow-up asks for the edit without ${n === 1 ? "it" : "them"}`;
   }
   const option = item.options.find((o) => o.optionId === item.chosen);

@@ -28,6 +28,7 @@ export type FromWebview =
   | { type: "openDiff"; toolCallId?: string; index: number }
   | { type: "openProposedDiff"; requestId: number; index: number }
   | { type: "undoTurn"; turn: number }
+  | { type: "review"; action?: string; path?: string }
   | { type: "setConfig"; configId?: string; value: string }
   | { type: "newChat" }
   | { type: "copyCode"; text: string }

@@ -4,7 +4,7 @@
 // so a card drawn again keeps them.
 import { escapeHtml as esc, renderMarkdown } from "../markdown";
 import { renderDiff, renderLines } from "../lineDiff";
-import { hunkLines, numberList, rejectOption, reviewable, reviewHunks } from "../hunkReview";
+import { agentNumbered, hunkLines, numberList, rejectOption, reviewable, reviewHunks } from "../hunkReview";
 import { exitText } from "../commandOutput";
 import { checkpointText, permissionSummary, stopText, type DiffContent, type Item } from "../viewModel";
 
@@ -28,7 +28,9 @@ function reviewedHunks(d: DiffContent, requestId: number, i: number, maxLines: n
   return hs
     .map((h, k) => {
       const off = rejected?.has(`${i}:${k}`) ?? false;
-      const lines = h.lines.slice(0, Math.max(0, budget));
+      // Each hunk keeps at least its changed lines, so no toggle shows without the change it decides.
+      const changed = h.lines.filter((l) => l.op !== " ").length;
+      const lines = budget >= h.lines.length ? h.lines : h.lines.filter((l) => l.op !== " ").slice(0, Math.max(changed, budget));
       budget -= lines.length;
       const name = `hunk ${k + 1} of ${hs.length}`;
       const data = `data-request="${requestId}" data-diff="${i}" data-hunk="${k}"`;
@@ -94,9 +96,11 @@ export function renderItem(item: Item, index: number): string {
       const canReview = rejectOption(item.options) !== undefined;
       const diffs = (item.diffs ?? []).map((d, i) => proposedDiff(d, item.requestId, i, canReview && reviewable(d))).join("");
       const off = [...(rejectedHunks.get(item.requestId) ?? [])].map((k) => Number(k.split(":")[1]) + 1).sort((a, b) => a - b);
-      const note = off.length
-        ? `<div class="review-note" role="status">Hunk${off.length === 1 ? "" : "s"} ${numberList(off)} rejected: Allow rejects this edit and asks Corvid to make it again without ${off.length === 1 ? "it" : "them"}.</div>`
-        : "";
+      const them = off.length === 1 ? "it" : "them";
+      const what = agentNumbered(item.diffs?.[0])
+        ? `Allow writes the rest of this edit without ${them}`
+        : `Allow rejects this edit and asks Corvid to make it again without ${them}`;
+      const note = off.length ? `<div class="review-note" role="status">Hunk${off.length === 1 ? "" : "s"} ${numberList(off)} rejected: ${what}.</div>` : "";
       return `<div class="permission" role="group" aria-label="Permission request" data-request="${item.requestId}"><div class="ptitle">Allow: ${esc(item.title)}?</div>${diffs}${note}<div class="pbuttons">${buttons}</div></div>`;
     }
     case "plan":

@@ -13,6 +13,7 @@ import { composerContext } from "./composerContext";
 import { historyList } from "./history";
 import { pendingSight } from "./pendingSight";
 import { transcriptView } from "./transcript";
+import { changedFilesView } from "./changedFiles";
 
 declare function acquireVsCodeApi(): VsCodeApi;
 const vscode = acquireVsCodeApi();
@@ -23,6 +24,7 @@ app.innerHTML = `
 <div id="history" class="history" role="region" aria-label="Past chats" hidden></div>
 <div class="transcript-wrap"><div id="transcript" class="transcript" role="log" aria-live="polite" aria-label="Conversation" tabindex="0"></div>
 <button id="jump" class="jump" hidden aria-label="Jump to latest message" title="Scroll to the newest message">↓ Jump to latest</button></div>
+<div id="changes" class="changes" role="region" aria-label="Changed files" hidden></div>
 <div class="composer">
   <div id="commands" class="commands" role="listbox" aria-label="Slash commands"></div>
   <div id="mentions" class="mentions" role="listbox" aria-label="Files, folders, symbols and the selection to mention" hidden></div>
@@ -62,6 +64,7 @@ const input = composer(
   { vscode, context, state: () => state, onSend: () => transcript.followLatest() },
 );
 const history = historyList(byId("history"), post);
+const changes = changedFilesView(byId("changes"), post);
 const sight = pendingSight(byId("transcript"), post);
 
 /** The toolbar (pickers, usage), the status line and the composer's buttons, from the state. */
@@ -69,6 +72,7 @@ function render(): void {
   if (!state) return;
   transcript.render(state);
   sight.sync();
+  changes.render(state.changedFiles);
 
   const pickers = state.config
     .map(

@@ -7,7 +7,9 @@
 // permission answered by clicking Allow in the webview after its card showed the proposed file
 // (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
 // changes nothing; a two-hunk edit reviewed hunk by hunk by keyboard, one hunk rejected:
-// answered as a reject, the follow-up naming the hunk reaching the model; no badge or
+// only the kept hunk written, the model told in the tool result, no second turn; review in the
+// editor: Undo of one change beside a line the user typed, Keep of the other, the chat's list
+// with Undo on a file and Keep all; no badge or
 // notification for a card on screen; one waiting while the Explorer has the sidebar: a badge
 // and one notification whose Show focuses its first answer, the answer clearing the badge), Undo this turn restoring an edited file and removing a created one
 // (the answer collapses to one line, no
@@ -356,9 +358,8 @@ async function main() {
     say("an edit's permission card shows the removed and added lines; rejected, nothing changed");
 
     // 6c. Per-hunk review: an edit with two hunks shows a Keep / Reject toggle per hunk (all
-    // kept); one rejected by keyboard, then Allow by keyboard: the permission is answered as a
-    // reject (the file stays as it was) and, once the turn ends, a follow-up naming the rejected
-    // hunk is sent as the user's message and reaches the model.
+    // kept); one rejected by keyboard, then Allow by keyboard: a partial approval, so the core
+    // writes the kept hunk only and tells the model in the same turn.
     const reviewFile = path.join(work, "review.txt");
     const reviewText = Array.from({ length: 12 }, (_, i) => `row ${i + 1}`).join("\n") + "\n";
     fs.writeFileSync(reviewFile, reviewText);
@@ -384,7 +385,7 @@ async function main() {
       throw new Error("the rejected hunk's toggle does not say so");
     if ((await hunkCard.getByRole("button", { name: "Keep hunk 1 of 2" }).getAttribute("aria-pressed")) !== "true") throw new Error("rejecting hunk 2 changed hunk 1");
     if (!(await rejectSecond.evaluate((el) => document.activeElement === el))) throw new Error("the toggle lost the keyboard focus when the card was redrawn");
-    await hunkCard.locator(".review-note", { hasText: "Hunk 2 rejected" }).waitFor({ timeout: 5000 });
+    await hunkCard.locator(".review-note", { hasText: "Hunk 2 rejected: Allow writes the rest of this edit without it" }).waitFor({ timeout: 5000 });
     // Tab on to Allow (past the toggle's own pair), Enter answers.
     const allowHunks = hunkCard.locator("button.perm[data-option='allow_once']");
     for (let i = 0; !(await allowHunks.evaluate((el) => document.activeElement === el)); i++) {
@@ -393,20 +394,73 @@ async function main() {
     }
     const requestsBeforeHunks = fake.requests.length;
     await page.keyboard.press("Enter");
-    const followUp = view.locator(".msg.user.follow-up");
-    await followUp.waitFor({ timeout: 30000 });
-    if (!(await followUp.innerText()).includes("Sent for you after your hunk review")) throw new Error(`the follow-up is not marked: ${await followUp.innerText()}`);
-    await view.locator(".msg.agent", { hasText: "You said: I rejected hunk 2 of 2" }).waitFor({ timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "Waiting for your word." }).waitFor({ timeout: 30000 });
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
-    if (fs.readFileSync(reviewFile, "utf8") !== reviewText) throw new Error(`the partly approved edit changed review.txt: ${fs.readFileSync(reviewFile, "utf8")}`);
+    // The core numbered the hunks, so Allow stayed an allow with hunk 2 named in its _meta: the
+    // kept hunk is written, the rejected one is not, and no follow-up turn was needed.
+    const reviewed = fs.readFileSync(reviewFile, "utf8");
+    if (reviewed !== reviewText.replace("row 2\n", "ROW TWO\n")) throw new Error(`a partial approval should write hunk 1 only: ${JSON.stringify(reviewed)}`);
+    if ((await view.locator(".msg.user.follow-up").count()) !== 0) throw new Error("a follow-up was sent though the core wrote the kept hunk");
     const hunkAnswer = await view.locator(".permission.answered", { hasText: "review.txt" }).innerText();
-    if (!hunkAnswer.includes("Rejected hunk 2 of 2")) throw new Error(`the answered card says: ${hunkAnswer}`);
-    const sentToModel = fake.requests.slice(requestsBeforeHunks).filter((q) => q.api === "openai").map((q) => JSON.stringify(q.body.messages));
-    // The tool result said declined (reject, not cancel), and the model's next user message named the hunk.
-    if (!sentToModel.some((m) => m.includes("declined"))) throw new Error("the model was not told the edit was declined");
-    const named = sentToModel.find((m) => m.includes("I rejected hunk 2 of 2 of your edit to review.txt"));
-    if (!named || !named.includes("hunk 2 (line 11): replaces `row 11` with `ROW ELEVEN`") || !named.includes("keeping hunk 1")) throw new Error(`the follow-up did not reach the model: ${sentToModel.at(-1)?.slice(-600)}`);
-    say("per-hunk review: hunk 2 rejected by keyboard, Allow → answered reject, file unchanged, the follow-up named the hunk to the model");
+    if (!hunkAnswer.includes("Allowed in part: hunk 2 of 2 rejected")) throw new Error(`the answered card says: ${hunkAnswer}`);
+    const sentToModel = fake.requests.slice(requestsBeforeHunks).filter((q) => q.api === "openai");
+    if (sentToModel.length !== 1) throw new Error(`expected one model request (the tool result), got ${sentToModel.length}`);
+    const told = JSON.stringify(sentToModel[0].body.messages.filter((m) => m.role === "tool").at(-1));
+    if (!told.includes("hunk 1 was written; hunk 2 was rejected and NOT written") || !told.includes("+ROW ELEVEN")) throw new Error(`the model was not told what was written: ${told.slice(0, 600)}`);
+    say("per-hunk review: hunk 2 rejected by keyboard, Allow → hunk 1 written, hunk 2 not, the model told in the tool result, no second turn");
+
+    // 6c'. Review in the editor: an allowed edit with two changes lands in the file, listed in
+    // the chat's changed files and marked in the editor with Keep / Undo above each change. The
+    // user types a line of their own at the end, then undoes the second change (only that
+    // region goes back; their line stays) and keeps the first; the file leaves the review.
+    // Then the chat's list: Undo on review.txt's row puts its kept hunk back; Keep all keeps
+    // the created hello.txt, and the list is gone.
+    const inEditor = path.join(work, "in-editor.txt");
+    const inEditorText = Array.from({ length: 12 }, (_, i) => `item ${i + 1}`).join("\n") + "\n";
+    fs.writeFileSync(inEditor, inEditorText);
+    fake.script("E2E-INEDITOR", {
+      steps: [
+        { toolCalls: [{ name: "edit_file", arguments: { path: "in-editor.txt", edits: [{ old_text: "item 2\n", new_text: "ITEM TWO\n" }, { old_text: "item 11\n", new_text: "ITEM ELEVEN\n" }] } }] },
+        { chunks: [{ content: "Both items changed." }] },
+      ],
+    });
+    await promptBox.fill("E2E-INEDITOR: change items 2 and 11");
+    await promptBox.press("Enter");
+    await view.locator(".permission:not(.answered) button.perm[data-option='allow_once']").click({ timeout: 30000 });
+    await view.locator(".msg.agent", { hasText: "Both items changed." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    const changesBox = view.locator("#changes");
+    await changesBox.locator(".changed-file", { hasText: "in-editor.txt" }).filter({ hasText: "2 changes" }).waitFor({ timeout: 10000 });
+    if (!(await changesBox.locator(".changed-file", { hasText: "review.txt" }).count())) throw new Error(`review.txt's kept hunk is not listed: ${await changesBox.innerText()}`);
+    await changesBox.locator("button.cf-open", { hasText: "in-editor.txt" }).click();
+    await page.locator(".tab.active", { hasText: "in-editor.txt" }).waitFor({ timeout: 10000 });
+    const lens = (title) => page.locator(`.codelens-decoration a[title="${title}"]`);
+    await lens("Undo Corvid's change (line 11)").waitFor({ timeout: 20000 });
+    await page.locator(".codelens-decoration a", { hasText: "Corvid changed 2 places: Keep All" }).waitFor({ timeout: 5000 });
+    const inEditorLines = page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").last();
+    await inEditorLines.click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("my own line\n");
+    await lens("Undo Corvid's change (line 11)").click();
+    const expectUndone = inEditorText.replace("item 2\n", "ITEM TWO\n") + "my own line\n";
+    for (let i = 0; fs.readFileSync(inEditor, "utf8") !== expectUndone; i++) {
+      if (i > 40) throw new Error(`Undo of one change: ${JSON.stringify(fs.readFileSync(inEditor, "utf8"))}`);
+      await page.waitForTimeout(250);
+    }
+    await changesBox.locator(".changed-file", { hasText: "in-editor.txt" }).filter({ hasText: "1 change" }).waitFor({ timeout: 10000 });
+    await lens("Keep Corvid's change (line 2)").click();
+    await changesBox.locator(".changed-file", { hasText: "in-editor.txt" }).waitFor({ state: "detached", timeout: 10000 });
+    await page.locator(".codelens-decoration a", { hasText: /Corvid changed/ }).waitFor({ state: "detached", timeout: 10000 }); // the reviewed file's lenses are gone
+    if (fs.readFileSync(inEditor, "utf8") !== expectUndone) throw new Error("Keep changed the file");
+    await changesBox.locator(".changed-file", { hasText: "review.txt" }).getByRole("button", { name: /^Undo Corvid's changes/ }).click();
+    for (let i = 0; fs.readFileSync(reviewFile, "utf8") !== reviewText; i++) {
+      if (i > 40) throw new Error(`Undo on review.txt's row: ${JSON.stringify(fs.readFileSync(reviewFile, "utf8"))}`);
+      await page.waitForTimeout(250);
+    }
+    await changesBox.getByRole("button", { name: "Keep all of Corvid's changes" }).click();
+    await changesBox.waitFor({ state: "hidden", timeout: 10000 });
+    if (read() !== "Hello from Corvid in VS Code\n") throw new Error("Keep all changed hello.txt");
+    say("review in the editor: Undo of one change (the user's own line kept), Keep of the other; the chat's Undo on a file and Keep all; the list gone");
 
     // 6d. A permission the user cannot see (the Explorer took the sidebar while it waits): a
     // badge on Corvid's activity bar item and one notification; its Show brings the card back
@@ -973,7 +1027,9 @@ async function main() {
     if (read() !== "Hello again from Corvid in VS Code\n") throw new Error(`the agent's edit is not on disk: ${JSON.stringify(read())}`);
     if ((await page.locator(".tab.dirty", { hasText: "hello.txt" }).count()) !== 0) throw new Error("the agent's edit of hello.txt was left unsaved");
     say("mode + model pickers reached the agent; plan and terminal output rendered; the command saw the saved edit");
-    await page.locator(".tab", { hasText: /^hello\.txt/ }).last().click(); // the edited file, for the picture
+    // The edited file, for the picture (the created notes/todo.md took the preview tab): its link on the card.
+    await view.locator("button.path.link[data-path$='hello.txt']").last().click();
+    await page.locator(".tab.active", { hasText: /^hello\.txt/ }).waitFor({ timeout: 10000 });
     fs.mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.waitForTimeout(500);
     await page.screenshot({ path: SHOT });
@@ -1011,9 +1067,10 @@ async function main() {
     say("the edit is on disk after Save All");
 
     // 10b. Undo this turn: the E2E-RICH turn's edit of hello.txt is put back and the file it
-    // created (notes/todo.md) removed. Only the two turns that wrote files offer an undo.
+    // created (notes/todo.md) removed. Only the four turns that wrote files (hello.txt, the
+    // kept hunk of review.txt, in-editor.txt, E2E-RICH) offer an undo.
     const checkpoints = view.locator(".checkpoint");
-    if ((await checkpoints.count()) !== 2) throw new Error(`expected an undo on the two turns that wrote files, got ${await checkpoints.count()}`);
+    if ((await checkpoints.count()) !== 4) throw new Error(`expected an undo on the four turns that wrote files, got ${await checkpoints.count()}`);
     const richCheckpoint = checkpoints.last();
     if (!(await richCheckpoint.innerText()).includes("todo.md")) throw new Error(`the last undo is not the E2E-RICH turn's: ${await richCheckpoint.innerText()}`);
     await richCheckpoint.getByRole("button", { name: /^Undo this turn/ }).click();

@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Stream } from "@agentclientprotocol/sdk";
-import { AcpClient, CLIENT_CAPABILITIES, promptBlocks, sliceLines, type ClientHost } from "../../src/acpClient";
+import { AcpClient, CLIENT_CAPABILITIES, promptBlocks, sliceLines, type ClientHost, type PermissionChoice } from "../../src/acpClient";
+import { partialMeta, reviewAnswer, reviewHunks } from "../../src/hunkReview";
 import { stdioTransport } from "../../src/transport";
-import { applyUpdate, configSelects, initialState } from "../../src/viewModel";
+import { addPermission, applyUpdate, configSelects, initialState } from "../../src/viewModel";
 
 const repo = resolve(__dirname, "../../..");
 let fake: any;
@@ -31,7 +32,7 @@ function isolated() {
 }
 
 /** A fake editor: an in-memory "open document" layer over the disk. */
-function fakeHost(ws: string, answer: (p: any) => string | null) {
+function fakeHost(ws: string, answer: (p: any) => string | PermissionChoice | null) {
   const open = new Map<string, string>();
   const calls: string[] = [];
   const state = initialState();
@@ -51,7 +52,8 @@ function fakeHost(ws: string, answer: (p: any) => string | null) {
     },
     requestPermission: async (p) => {
       calls.push(`permission ${p.options.map((o) => o.optionId).join(",")}`);
-      return answer(p);
+      const a = answer(p);
+      return typeof a === "string" ? { optionId: a } : a;
     },
     onUpdate: (n) => void applyUpdate(state, n.update),
     log: () => {},
@@ -127,6 +129,41 @@ test("stdio transport: the same turn against the corvid binary", { skip: !proces
   const t = stdioTransport(process.env.CORVID_BIN!, ["acp"], { baseUrl: fake.url, model: "fake-model", apiKey: "k" }, iso.ws, () => {});
   await fullTurn({ ...t.stream, close: () => t.close() }, iso.ws, "UNIT-STDIO");
   assert.ok(existsSync(iso.dataDir));
+});
+
+test("in-process: a partial approval answered as the card does writes only the kept hunk, in the same turn", async () => {
+  const iso = isolated();
+  const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`);
+  writeFileSync(join(iso.ws, "notes.txt"), lines.join(""));
+  const edits = [
+    { old_text: "line 2\n", new_text: "LINE TWO\n" },
+    { old_text: "line 18\n", new_text: "LINE EIGHTEEN\n" },
+  ];
+  fake.script("UNIT-PARTIAL", { steps: [{ toolCalls: [{ name: "edit_file", arguments: { path: "notes.txt", edits } }] }, { chunks: [{ content: "ok" }] }] });
+  let drawn: any[] = [];
+  // The card: the question's diff as the view model holds it, hunk 2 rejected, Allow clicked.
+  const f = fakeHost(iso.ws, (p) => {
+    const state = initialState();
+    addPermission(state, 1, p);
+    const diffs = (state.items[0] as any).diffs;
+    drawn = reviewHunks(diffs[0]);
+    const answer = reviewAnswer(p.options, "allow_once", [{ diff: 0, hunk: 1 }], diffs);
+    assert.equal(answer.partial, true, "the core numbered the hunks, so the allow stands");
+    return { optionId: answer.optionId, meta: partialMeta(answer.rejected) };
+  });
+  const stream = createAgent({ configFile: iso.configFile, dataDir: iso.dataDir, baseUrl: fake.url, model: "fake-model", apiKey: "k" });
+  const client = new AcpClient(stream, f.host);
+  await client.initialize();
+  const { sessionId } = await client.newSession(iso.ws);
+  f.state.sessionId = sessionId;
+  const requests = fake.requests.length;
+  assert.equal((await client.prompt(sessionId, promptBlocks("UNIT-PARTIAL"))).stopReason, "end_turn");
+  assert.deepEqual(drawn.map((h) => h.lines.filter((l: any) => l.op !== " ").map((l: any) => l.op + l.text)), [["-line 2", "+LINE TWO"], ["-line 18", "+LINE EIGHTEEN"]]);
+  const written = f.open.get(join(iso.ws, "notes.txt"));
+  assert.equal(written, lines.join("").replace("line 2\n", "LINE TWO\n"), "hunk 1 written, hunk 2 not");
+  assert.equal(fake.requests.length - requests, 2, "no extra model turn");
+  client.close();
+  await stream.close();
 });
 
 test("capabilities advertised: fs read/write and terminal", () => {
