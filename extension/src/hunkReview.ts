@@ -13,8 +13,8 @@ import { diffLines, hunks, splitLines, type DiffLine, type Hunk } from "./lineDi
 /** Unchanged lines around each hunk (the same as the card's compact diff). */
 export const REVIEW_CONTEXT = 3;
 
-/** A hunk as the agent numbers it (`viewModel.CoreHunk`). */
-interface AgentHunk {
+/** A hunk as the agent numbers it: 1-based starts as in a unified diff header, line counts. */
+export interface AgentHunk {
   oldStart: number;
   oldLines: number;
   newStart: number;

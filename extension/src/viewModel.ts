@@ -3,7 +3,7 @@
 import type { FixAction } from "./fixes";
 import { chipOfBlock, type Chip, type PromptCaps } from "./context";
 import { tailLines, type ExitStatus } from "./commandOutput";
-import { numberList, reviewHunks, type RejectedHunk } from "./hunkReview";
+import { numberList, reviewHunks, type AgentHunk, type RejectedHunk } from "./hunkReview";
 
 /** Lines of a command's output its card shows (the tail; the whole is one click away, in a terminal). */
 export const TAIL_LINES = 12;
@@ -19,19 +19,11 @@ export interface DiffContent {
    * The agent's numbering of the change's hunks (Corvid's `_meta.corvid.hunks` on a permission
    * question's diff): present when the agent writes the kept hunks of a partial approval itself.
    */
-  hunks?: CoreHunk[];
-}
-
-/** A hunk as the agent numbers it: 1-based starts as in a unified diff header, line counts. */
-export interface CoreHunk {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
+  hunks?: AgentHunk[];
 }
 
 /** The agent's hunks from a diff's `_meta`, if they are well formed (else none: no partial approval). */
-function coreHunks(meta: any): CoreHunk[] | undefined {
+function coreHunks(meta: any): AgentHunk[] | undefined {
   const list = meta?.corvid?.hunks;
   if (!Array.isArray(list) || !list.length) return undefined;
   const ok = (n: unknown) => Number.isInteger(n) && (n as number) >= 0;

@@ -98,7 +98,6 @@ pub fn hunks(old: Option<&str>, new: &str) -> Vec<Hunk> {
 /// `[{"oldStart", "oldLines", "newStart", "newLines"}]`, 1-based starts as in a unified diff
 /// header (a start of an empty range names the line it comes after, 0 for the top).
 pub fn hunks_meta(hunks: &[Hunk]) -> Value {
-    let start = |r: &Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
     Value::Array(
         hunks
             .iter()
@@ -130,7 +129,6 @@ pub fn keep_only(old: Option<&str>, new: &str, hunks: &[Hunk], rejected: &[usize
 pub fn hunk_text(old: Option<&str>, new: &str, h: &Hunk) -> String {
     let old_lines = lines(old.unwrap_or(""));
     let new_lines = lines(new);
-    let start = |r: &Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };
     let mut out = format!("@@ -{},{} +{},{} @@\n", start(&h.old), h.old.len(), start(&h.new), h.new.len());
     for (sign, text) in
         old_lines[h.old.clone()].iter().map(|l| ('-', l)).chain(new_lines[h.new.clone()].iter().map(|l| ('+', l)))
@@ -140,6 +138,12 @@ pub fn hunk_text(old: Option<&str>, new: &str, h: &Hunk) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A range's start as a unified diff header gives it: 1-based, or for an empty range the line
+/// it comes after (0 for the top).
+fn start(r: &Range<usize>) -> usize {
+    if r.is_empty() { r.start } else { r.start + 1 }
 }
 
 /// A text's lines, each with its line ending (the last may have none), so that joining them
