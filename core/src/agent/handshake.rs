@@ -127,7 +127,13 @@ impl Agent {
         let mut meta = serde_json::Map::new();
         let sandbox = crate::sandbox::Status::of(&self.config).to_meta();
         let jail = crate::tools::jail_meta();
-        meta.insert("corvid".into(), serde_json::json!({ "store": store_meta, "sandbox": sandbox, "jail": jail }));
+        // A rewind (`agent::rewind`): prompts named by the client (`session/prompt`'s
+        // `_meta.corvid.messageId`), forks cut before one, files restored by the core on request.
+        let rewind = serde_json::json!({ "promptMessageId": true, "beforeMessage": true, "restoreFiles": true });
+        meta.insert(
+            "corvid".into(),
+            serde_json::json!({ "store": store_meta, "sandbox": sandbox, "jail": jail, "rewind": rewind }),
+        );
         if steering {
             // `_session/steering`, under the key claude-agent-acp and codex-acp use.
             meta.insert("steering".into(), serde_json::json!({ "supported": true }));

@@ -17,6 +17,7 @@ mod params;
 mod permission;
 pub(crate) mod prompt;
 mod restore;
+mod rewind;
 mod session;
 mod session_ops;
 mod settings;
@@ -246,13 +247,15 @@ impl Agent {
             prompt::normalize(&mut params);
             let req: acp::PromptRequest = parse("session/prompt", Some(params))?;
             let session = self.prompt_session(&req.session_id.0)?;
+            let message_id = prompt::client_message_id(req.meta.as_ref())?;
             let claim = session.begin_turn(ctx.cancel.child_token())?;
-            Ok((claim, req.prompt))
+            Ok((claim, req.prompt, message_id))
         })();
         let this = self.clone();
         async move {
-            let (claim, blocks) = started?;
-            let prompt = this.user_prompt(&claim.session, blocks).await?;
+            let (claim, blocks, message_id) = started?;
+            let mut prompt = this.user_prompt(&claim.session, blocks).await?;
+            prompt.message_id = message_id;
             this.claim_in_store(&claim).await?;
             let end = Turn::new(claim, this.turn_context()).run(prompt).await?;
             crate::event::v1::prompt_response(&end, this.client_features().prompt_usage)

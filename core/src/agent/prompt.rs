@@ -46,6 +46,21 @@ pub fn normalize(params: &mut Value) {
     }
 }
 
+/// The id a client gave its prompt (`_meta.corvid.messageId`, as ACP's message-id proposal has
+/// clients do), which the user message is stored under: a v1 client learns no id of its own
+/// prompt otherwise, and needs one to rewind to it. Letters, digits and `-_.:`, 1–128 of them
+/// (a UUID fits); `None` when not given.
+pub fn client_message_id(meta: Option<&acp::Meta>) -> Result<Option<String>, RpcError> {
+    let Some(given) = meta.and_then(|m| m.get("corvid")).and_then(|c| c.get("messageId")) else { return Ok(None) };
+    let id = given.as_str().unwrap_or_default();
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.:".contains(c);
+    if id.is_empty() || id.len() > 128 || !id.chars().all(allowed) {
+        let why = "_meta.corvid.messageId: must be a string of 1 to 128 letters, digits or -_.: (a UUID)";
+        return Err(RpcError::invalid_params(METHOD, why));
+    }
+    Ok(Some(id.to_string()))
+}
+
 /// A decoded binary block waiting to be written.
 struct Upload {
     bytes: Vec<u8>,

@@ -9,15 +9,23 @@ use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::new_session::{existing_roots, report_mcp_failures};
-use super::outbox::{emit, send_unstored};
+use super::outbox::{emit, record_message, send_unstored};
 use super::params::parse;
 use super::restore::Reopen;
+use super::rewind;
 use super::{Agent, AgentError, commands, requested_agent, to_value};
 use crate::event::{Event, v1};
+use crate::provider::ChatMessage;
 use crate::rpc::RequestContext;
 use crate::store::batch::{Fork, Record};
 use crate::store::process;
 use crate::store::time::now_rfc3339;
+
+/// A fork's title: "Fork of …", or for a rewind the source's own with "(rewound)" once.
+fn fork_title(source: Option<&str>, rewind: bool) -> String {
+    let source = source.unwrap_or("an untitled session");
+    if rewind { format!("{} (rewound)", source.trim_end_matches(" (rewound)")) } else { format!("Fork of {source}") }
+}
 
 /// Longest title `session/set_title` keeps, in characters (longer ones end in "…").
 const TITLE_CHARS: usize = 200;
@@ -36,6 +44,7 @@ impl Agent {
         let mut params = params;
         let requested = requested_agent(M, &mut params)?;
         let req: acp::ForkSessionRequest = parse(M, params)?;
+        let rewind_to = super::rewind::requested(req.meta.as_ref())?;
         let from = req.session_id.0.to_string();
         let roots = existing_roots(M, &req.cwd, &req.additional_directories)?;
         let system_prompt = super::system_prompt::client_text(M, req.system_prompt.as_ref())?;
@@ -54,8 +63,12 @@ impl Agent {
         if let Some(running) = store.running_turns(&from).await?.into_iter().find(process::is_running) {
             return Err(AgentError::SessionBusyElsewhere { id: from, turn: running.turn, host: running.owner.host });
         }
+        let rewind = match &rewind_to {
+            Some((message_id, _)) => Some(rewind::before_message(&store, &from, message_id).await?),
+            None => None,
+        };
         let id = uuid::Uuid::new_v4().to_string();
-        let title = format!("Fork of {}", source.title.as_deref().unwrap_or("an untitled session"));
+        let title = fork_title(source.title.as_deref(), rewind.is_some());
         let dirs: Vec<String> = roots.additional().iter().map(|p| p.display().to_string()).collect();
         let fork = Fork {
             from,
@@ -64,6 +77,7 @@ impl Agent {
             additional_directories: serde_json::to_string(&dirs).unwrap_or_else(|_| "[]".into()),
             title: title.clone(),
             at: now_rfc3339(),
+            end: rewind.as_ref().map(|r| r.end),
         };
         self.outbox.push(Record::Fork(Box::new(fork))).await;
         self.outbox.flush().await;
@@ -71,7 +85,15 @@ impl Agent {
             return Err(AgentError::internal(format!("{M}: the fork could not be stored (the log says why)")));
         }
         let request = Reopen { method: M, id: id.clone(), roots, requested, system_prompt };
-        let (session, mcp) = self.reopen(&store, request, &req.mcp_servers).await?;
+        let (session, mut mcp) = self.reopen(&store, request, &req.mcp_servers).await?;
+        if let Some(rewind) = rewind {
+            let restore = rewind_to.is_some_and(|(_, restore)| restore);
+            let rewound = self.rewound(&session, rewind.files, restore).await?;
+            let corvid = mcp.entry("corvid").or_insert_with(|| serde_json::json!({}));
+            if let Some(corvid) = corvid.as_object_mut() {
+                corvid.insert("rewind".into(), rewound);
+            }
+        }
         self.sessions.insert(session.clone());
         tracing::info!(session_id = %id, source = %req.session_id, "session forked");
         // Once the client knows the fork: its title (stored, so a load of the fork replays
@@ -93,6 +115,32 @@ impl Agent {
                 .modes(session.mode_state())
                 .meta(mcp),
         )
+    }
+
+    /// The files a rewind's fork sets back (restored here with `restore`) and the model's note
+    /// about it, stored as the last message of the fork's context; the answer's
+    /// `_meta.corvid.rewind`.
+    async fn rewound(
+        &self,
+        session: &Arc<super::session::Session>,
+        files: Vec<rewind::RewoundFile>,
+        restore: bool,
+    ) -> Result<Value, AgentError> {
+        let restored = if restore {
+            let jail = crate::tools::Jail::new(session.roots.clone(), self.config.forbidden_paths.clone());
+            let listed = files.clone();
+            let done = tokio::task::spawn_blocking(move || rewind::restore(&jail, &listed))
+                .await
+                .map_err(|e| AgentError::internal(format!("{}: restoring files: {e}", "session/fork")))?;
+            Some(done)
+        } else {
+            None
+        };
+        let note = ChatMessage::user(rewind::note(&files, restored.as_ref()));
+        record_message(&self.outbox, session, &note).await;
+        session.state().history.push(note);
+        self.outbox.flush().await;
+        Ok(rewind::meta(&files, restored.as_ref()))
     }
 
     /// `session/set_title`: the user's name for the session. A session live on this connection

@@ -273,6 +273,11 @@ pub struct ChatMessage {
     /// models that take images; the text already names them for models that do not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<ImageRef>,
+    /// For the user message that began a turn: its ACP `messageId`, so a rewind to before that
+    /// message (`session/fork` with `_meta.corvid.beforeMessage`) knows where the model
+    /// context is cut. Never sent to a provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }
 
 /// An image stored under `uploads/`, by path: the history stays small and the bytes are read
@@ -320,6 +325,7 @@ impl ChatMessage {
             tool_call_id: None,
             thinking: Vec::new(),
             images: Vec::new(),
+            prompt_id: None,
         }
     }
     pub fn user(content: impl Into<String>) -> Self {
@@ -330,6 +336,7 @@ impl ChatMessage {
             tool_call_id: None,
             thinking: Vec::new(),
             images: Vec::new(),
+            prompt_id: None,
         }
     }
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
@@ -340,6 +347,7 @@ impl ChatMessage {
             tool_call_id: None,
             thinking: Vec::new(),
             images: Vec::new(),
+            prompt_id: None,
         }
     }
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
@@ -350,6 +358,7 @@ impl ChatMessage {
             tool_call_id: Some(call_id.into()),
             thinking: Vec::new(),
             images: Vec::new(),
+            prompt_id: None,
         }
     }
 }

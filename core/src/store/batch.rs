@@ -151,6 +151,17 @@ pub struct Fork {
     pub additional_directories: String,
     pub title: String,
     pub at: String,
+    /// Where the copy ends (a rewind); `None` copies the whole history.
+    pub end: Option<ForkEnd>,
+}
+
+/// The first event seq, message seq and turn a fork leaves out: what came before a rewind's
+/// user message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForkEnd {
+    pub events: i64,
+    pub messages: i64,
+    pub turns: i64,
 }
 
 /// A fork's new session row: (`$1` new id, `$2` source id, `$3` cwd, `$4` additional
@@ -158,17 +169,34 @@ pub struct Fork {
 const FORK_SESSION: &str = "INSERT INTO sessions (id, cwd, additional_directories, title, created_at, updated_at, agent_alias, mode, model, config) \
      SELECT $1, $3, $4, $5, $6, $6, agent_alias, mode, model, config FROM sessions WHERE id = $2";
 
-/// A fork's copy of the source's history: (`$1` new id, `$2` source id). Turns are copied with
-/// their state, so a turn a crash left open is closed on the fork's first restore as well.
-const FORK_HISTORY: [&str; 3] = [
-    "INSERT INTO events (session_id, seq, turn, payload, repeats) \
-     SELECT $1, seq, turn, payload, repeats FROM events WHERE session_id = $2",
-    "INSERT INTO messages (session_id, seq, role, content) SELECT $1, seq, role, content FROM messages WHERE session_id = $2",
-    "INSERT INTO turns (session_id, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, \
-                        owner_instance, owner_host, heartbeat_at) \
-     SELECT $1, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, owner_instance, owner_host, \
-            heartbeat_at FROM turns WHERE session_id = $2",
+/// A fork's copy of the source's history: (`$1` new id, `$2` source id, `$3` the first seq or
+/// turn left out, see [`ForkEnd`]). Turns are copied with their state, so a turn a crash left
+/// open is closed on the fork's first restore as well.
+const FORK_HISTORY: [(&str, Bound); 3] = [
+    (
+        "INSERT INTO events (session_id, seq, turn, payload, repeats) \
+         SELECT $1, seq, turn, payload, repeats FROM events WHERE session_id = $2 AND seq < $3",
+        |end| end.events,
+    ),
+    (
+        "INSERT INTO messages (session_id, seq, role, content) \
+         SELECT $1, seq, role, content FROM messages WHERE session_id = $2 AND seq < $3",
+        |end| end.messages,
+    ),
+    (
+        "INSERT INTO turns (session_id, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, \
+                            owner_instance, owner_host, heartbeat_at) \
+         SELECT $1, turn, status, stop_reason, owner_pid, owner_start, started_at, ended_at, owner_instance, owner_host, \
+                heartbeat_at FROM turns WHERE session_id = $2 AND turn < $3",
+        |end| end.turns,
+    ),
 ];
+
+/// Which of a [`ForkEnd`]'s bounds a statement of [`FORK_HISTORY`] binds as `$3`.
+type Bound = fn(&ForkEnd) -> i64;
+
+/// No end: the whole history.
+const WHOLE: ForkEnd = ForkEnd { events: i64::MAX, messages: i64::MAX, turns: i64::MAX };
 
 impl Store {
     /// Commits `batch` in one transaction, in order.
@@ -361,8 +389,9 @@ async fn commit(store: &Store, batch: &[Record]) -> Result<(), StoreError> {
                         .bind(&fork.at)
                         .execute(&mut *tx)
                         .await?;
-                    for sql in FORK_HISTORY {
-                        sqlx::query(sql).bind(&fork.to).bind(&fork.from).execute(&mut *tx).await?;
+                    let end = fork.end.unwrap_or(WHOLE);
+                    for (sql, bound) in FORK_HISTORY {
+                        sqlx::query(sql).bind(&fork.to).bind(&fork.from).bind(bound(&end)).execute(&mut *tx).await?;
                     }
                 }
                 Record::Update { .. } => {}

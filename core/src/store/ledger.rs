@@ -147,10 +147,10 @@ impl Store {
 }
 
 /// A stored payload and its `repeats` (see `store::packed`).
-type Stored = (String, Option<String>);
+pub(super) type Stored = (String, Option<String>);
 
 /// The payload as it was sent.
-fn whole((payload, repeats): Stored) -> Result<String, StoreError> {
+pub(super) fn whole((payload, repeats): Stored) -> Result<String, StoreError> {
     super::packed::unpack(payload, repeats.as_deref())
 }
 

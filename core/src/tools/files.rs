@@ -67,7 +67,7 @@ impl<'a> Files<'a> {
     }
 }
 
-fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolError> {
+pub(crate) fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolError> {
     let (resolved, file) = match jail.open_read(path) {
         Ok(opened) => opened,
         Err(JailError::Io { .. }) if !jail.resolve(path).is_ok_and(|p| p.exists()) => {
@@ -84,7 +84,7 @@ fn read_disk(jail: &Jail, path: &str) -> Result<(PathBuf, Option<String>), ToolE
     Ok((resolved, Some(text)))
 }
 
-fn write_disk(jail: &Jail, path: &str, content: &str) -> Result<PathBuf, ToolError> {
+pub(crate) fn write_disk(jail: &Jail, path: &str, content: &str) -> Result<PathBuf, ToolError> {
     use std::io::Write;
     let (resolved, mut file) = jail.open_write(path)?;
     let failed = |e: std::io::Error| ToolError::Failed(format!("{path}: {e}"));

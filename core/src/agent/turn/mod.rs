@@ -164,7 +164,7 @@ impl Turn {
         // A panic anywhere in the turn (a bug) fails this turn only: it is stored as failed with
         // a note the user sees, the prompt gets -32603, and the claim is released so the session
         // takes the next prompt. Session state behind a poisoned lock is still usable (plain data).
-        let body = AssertUnwindSafe(self.body(command, prompt.text, prompt.images)).catch_unwind().await;
+        let body = AssertUnwindSafe(self.body(command, prompt.text, prompt.images, user_id)).catch_unwind().await;
         let outcome = match body {
             Ok(outcome) => outcome,
             Err(panic) => {
@@ -236,6 +236,7 @@ impl Turn {
         command: Option<Command>,
         text: String,
         images: Vec<crate::provider::ImageRef>,
+        prompt_id: String,
     ) -> Result<StopReason, AgentError> {
         let model = self.session.state().model.clone();
         // The catalog's word on the model, with the window its server reports (asked once).
@@ -254,6 +255,7 @@ impl Turn {
         };
         let mut user_message = ChatMessage::user(text);
         user_message.images = images;
+        user_message.prompt_id = Some(prompt_id);
         record_message(&self.outbox, &self.session, &user_message).await;
         let mut messages = {
             let mut state = self.session.state();
