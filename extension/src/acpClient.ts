@@ -144,8 +144,25 @@ export class AcpClient {
     return { load: !!caps?.loadSession, delete: session.delete != null, rename: session.title != null || session.setTitle != null };
   }
 
-  prompt(sessionId: string, prompt: acp.ContentBlock[]): Promise<acp.PromptResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+  /** `messageId`: the prompt's own id (Corvid's `_meta.corvid.messageId`), to rewind to it later. */
+  prompt(sessionId: string, prompt: acp.ContentBlock[], messageId?: string): Promise<acp.PromptResponse> {
+    const meta = messageId ? { _meta: { corvid: { messageId } } } : {};
+    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt, ...meta });
+  }
+
+  /** Whether the agent rewinds to a prompt named by the client (Corvid's `initialize` `_meta.corvid.rewind`). */
+  get canRewind(): boolean {
+    const rewind = (this.init?._meta as any)?.corvid?.rewind;
+    return !!rewind?.promptMessageId && !!rewind?.beforeMessage && (this.init?.agentCapabilities as any)?.sessionCapabilities?.fork != null;
+  }
+
+  /**
+   * `session/fork` cut before prompt `messageId` (Corvid's `_meta.corvid.beforeMessage`): a new
+   * session holding what came before it; the original stays. The answer's `_meta.corvid.rewind`
+   * names the files to set back (`rewind.ts`). ACP v1's unstable method, hence the plain string.
+   */
+  forkBefore(sessionId: string, cwd: string, messageId: string, mcpServers: acp.McpServer[] = []): Promise<any> {
+    return this.conn.agent.request("session/fork", { sessionId, cwd, mcpServers, _meta: { corvid: { beforeMessage: messageId } } });
   }
 
   cancel(sessionId: string): Promise<void> {

@@ -4,10 +4,11 @@
 // proposal before approval, in memory); each command in a VS Code terminal of its own; code
 // inserted at the cursor. No session state: the session controller says what to show.
 import * as vscode from "vscode";
-import { Checkpoints, type UndoResult } from "./checkpoints";
+import { Checkpoints, type FileOps, type UndoResult } from "./checkpoints";
 import { CommandTerminals, type CommandSource } from "./commandTerminals";
 import { EditorReview } from "./editorReview";
 import { log } from "./log";
+import { restoreFiles, type RewindOutcome, type RewoundFile } from "./rewind";
 import type { TerminalManager } from "./terminals";
 import type { ChangedFile, DiffContent, Item } from "./viewModel";
 
@@ -67,7 +68,18 @@ export class EditorHost {
 
   /** "Undo this turn": each file the turn wrote back as it was, created ones deleted. */
   undoTurn(turn: number): Promise<UndoResult> {
-    return this.checkpoints.undo(turn, {
+    return this.checkpoints.undo(turn, this.fileOps());
+  }
+
+  /** A rewind's files back as they were, through the editor, with the three-way check of `rewind.ts`. */
+  rewindFiles(files: RewoundFile[]): Promise<RewindOutcome> {
+    return restoreFiles(files, this.fileOps());
+  }
+
+  /** Files put back for the user (an undo, a rewind): through the editor, and out of the review. */
+  private fileOps(): FileOps {
+    return {
+      read: currentText,
       write: async (path, text) => {
         await writeThroughEditor(path, text);
         this.review.replaced(path, text);
@@ -76,7 +88,7 @@ export class EditorHost {
         await deleteThroughEditor(path);
         this.review.replaced(path, null);
       },
-    });
+    };
   }
 
   /** Open diff on a tool call's change: the old text (virtual) against the file. */

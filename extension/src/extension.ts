@@ -107,6 +107,9 @@ async function route(m: FromWebview, session: SessionController, bridge: Webview
       return session.openProposedDiff(Number(m.requestId), m.index ?? 0);
     case "undoTurn":
       return session.undoTurn(Number(m.turn));
+    case "rewind":
+      if (typeof m.messageId === "string") return session.rewind(m.messageId);
+      return;
     case "review":
       // Keep / Undo from the chat's list of changed files: one file's changes, or every file's.
       await vscode.commands.executeCommand(m.action === "undo" ? UNDO_FILE : KEEP_FILE, typeof m.path === "string" ? m.path : undefined);

@@ -5,6 +5,7 @@
 // the webview is reached through `ChatView` (the bridge).
 import * as vscode from "vscode";
 import * as os from "node:os";
+import { randomUUID } from "node:crypto";
 import { AcpClient, promptBlocks, type ClientHost, type PermissionChoice } from "./acpClient";
 import { addonTransport, stdioTransport, type Transport } from "./transport";
 import { chipsOf, contextBlocks, promptCapsOf, type Attachment, type Chip, type PromptCaps } from "./context";
@@ -15,6 +16,7 @@ import { followUpText, partialMeta, reviewAnswer, validRejections } from "./hunk
 import { needsProvider, type ProviderChoice } from "./providers";
 import { agentSettings, askApiKey, askProvider, builtIn, describeProvider, hasApiKey, probeTarget } from "./agentSettings";
 import { connectionText, probeProvider } from "./providerProbe";
+import { rewindSummary, rewoundFiles } from "./rewind";
 import { consentedMcpServers } from "./mcpConsent";
 import type { EditorHost } from "./editorHost";
 import { errorText, fail, log, markReported } from "./log";
@@ -87,6 +89,7 @@ export class SessionController {
     this.state.promptCaps = this.caps;
     if (this.state.setup) this.state.setup.held = this.heldPrompt?.text;
     this.state.changedFiles = this.editor.review.list();
+    this.state.canRewind = this.client?.canRewind ?? false;
     return this.state;
   }
 
@@ -434,7 +437,9 @@ export class SessionController {
     const ctx = context ?? { blocks: promptBlocks(text), chips: [] };
     this.lastSent = { sessionId, text, context: ctx };
     void this.context.workspaceState.update(OPEN_SESSION, sessionId);
-    this.state.items.push({ kind: "user", text, ...(ctx.chips.length ? { attachments: ctx.chips } : {}), ...(followUp ? { followUp: true } : {}) });
+    // Named by us where the agent rewinds to a named prompt ("Rewind to here" on the message).
+    const messageId = client.canRewind ? randomUUID() : undefined;
+    this.state.items.push({ kind: "user", text, ...(ctx.chips.length ? { attachments: ctx.chips } : {}), ...(followUp ? { followUp: true } : {}), ...(messageId ? { messageId } : {}) });
     this.state.busy = true;
     this.state.lastStop = null;
     this.setAgentState("working");
@@ -443,7 +448,7 @@ export class SessionController {
     this.editor.checkpoints.begin(turn);
     let stopReason = "error";
     try {
-      const res = await client.prompt(sessionId, ctx.blocks);
+      const res = await client.prompt(sessionId, ctx.blocks, messageId);
       stopReason = res.stopReason;
       // Not into a session opened meanwhile (New Chat, a loaded past chat).
       if (this.state.sessionId === sessionId) endTurn(this.state, res.stopReason);
@@ -509,6 +514,44 @@ export class SessionController {
       this.undoing.delete(turn);
       this.post(true);
     }
+  }
+
+  /**
+   * "Rewind to here" on a user message: the agent forks the session before that prompt (the
+   * original stays in the history), the files the agent changed since go back through the
+   * editor with a three-way check (`rewind.ts`; a file changed since is a conflict, left as it
+   * is), the chat continues in the fork from what came before, and the prompt's text waits in
+   * the input to be edited and sent again.
+   */
+  async rewind(messageId: string): Promise<void> {
+    const client = this.client;
+    const at = this.state.items.findIndex((i) => i.kind === "user" && i.messageId === messageId);
+    if (!client?.canRewind || !this.state.sessionId || at < 0) return;
+    if (this.state.busy) {
+      void vscode.window.showInformationMessage("Corvid: stop the running turn before rewinding.");
+      return;
+    }
+    const source = this.state.sessionId;
+    const text = (this.state.items[at] as Extract<Item, { kind: "user" }>).text;
+    let res: any;
+    try {
+      res = await client.forkBefore(source, this.cwd(), messageId, await consentedMcpServers(this.context, client.mcpTransports));
+    } catch (e) {
+      this.state.items.push({ kind: "notice", text: `Could not rewind: ${errorText(e)}`, severity: "error" });
+      this.post(true);
+      return;
+    }
+    const outcome = await this.editor.rewindFiles(rewoundFiles(res._meta) ?? []);
+    log.info(`rewound ${source} to before ${messageId} as ${res.sessionId}: ${JSON.stringify(outcome)}`);
+    const kept = this.state.items.slice(0, at);
+    const summary = rewindSummary(outcome, (p) => vscode.workspace.asRelativePath(p));
+    this.state = { ...initialState(), sessionId: res.sessionId, agentState: this.state.agentState, title: this.state.title, items: kept, plan: [] };
+    this.state.config = configSelects(res.configOptions);
+    this.state.items.push({ kind: "notice", text: `${summary} The conversation before rewinding stays in Past Chats.`, severity: outcome.conflicts.length ? "warning" : "info" });
+    this.lastSent = null;
+    void this.context.workspaceState.update(OPEN_SESSION, res.sessionId);
+    this.post(true);
+    this.view.post({ type: "draft", text });
   }
 
   async setConfig(configId: string, value: string): Promise<void> {

@@ -56,7 +56,8 @@ export interface PermissionOption {
 export type Item =
   /** `attachments`: the context sent with it (files, selections, images), drawn as chips. */
   /** `followUp`: sent by the extension for the user when a turn ended (the rejected hunks of a reviewed edit). */
-  | { kind: "user"; text: string; attachments?: Chip[]; followUp?: boolean }
+  /** `messageId`: the prompt's id (sent with it, or replayed), for "Rewind to here". */
+  | { kind: "user"; text: string; attachments?: Chip[]; followUp?: boolean; messageId?: string }
   | { kind: "agent"; text: string }
   | { kind: "thought"; text: string }
   | {
@@ -137,6 +138,8 @@ export interface ViewState {
   setup: SetupView | null;
   /** The files the agent changed that are under review in the editor (Keep / Undo); set by the host. */
   changedFiles?: ChangedFile[];
+  /** Whether the agent rewinds to a prompt (each user message offers "Rewind to here"); set by the host. */
+  canRewind?: boolean;
 }
 
 /** A file under review in the editor, as the chat lists it (`editorReview.ts`). */
@@ -215,7 +218,7 @@ function currentTurn(state: ViewState): Item[] {
 }
 
 /** Appends streamed text to the last item if it is of the same kind, else starts a new one. */
-function appendText(state: ViewState, kind: "user" | "agent" | "thought", text: string): void {
+function appendText(state: ViewState, kind: "agent" | "thought", text: string): void {
   const last = state.items[state.items.length - 1];
   if (last && last.kind === kind) last.text += text;
   else state.items.push({ kind, text });
@@ -225,13 +228,18 @@ function appendText(state: ViewState, kind: "user" | "agent" | "thought", text: 
 export function applyUpdate(state: ViewState, u: any): ViewState {
   switch (u.sessionUpdate) {
     case "user_message_chunk": {
-      // A replayed prompt's context blocks are chips on its message, not text.
+      // A replayed prompt's context blocks are chips on its message, not text. A chunk with
+      // another messageId than the last message's starts a message of its own.
       const chip = chipOfBlock(u.content);
-      if (!chip) appendText(state, "user", textOf(u.content));
-      else {
-        const last = state.items[state.items.length - 1];
-        if (last?.kind === "user") (last.attachments ??= []).push(chip);
-        else state.items.push({ kind: "user", text: "", attachments: [chip] });
+      const messageId = typeof u.messageId === "string" ? u.messageId : undefined;
+      const last = state.items[state.items.length - 1];
+      const same = last?.kind === "user" && (!messageId || !last.messageId || last.messageId === messageId);
+      if (same) {
+        if (chip) (last.attachments ??= []).push(chip);
+        else last.text += textOf(u.content);
+        if (messageId) last.messageId = messageId;
+      } else {
+        state.items.push({ kind: "user", text: chip ? "" : textOf(u.content), ...(chip ? { attachments: [chip] } : {}), ...(messageId ? { messageId } : {}) });
       }
       break;
     }

@@ -15,7 +15,9 @@ export type ToWebview =
   | { type: "editor"; file: Attachment | null; selection: Attachment | null }
   | { type: "attach"; attachment: Attachment }
   | { type: "mentions"; id: unknown; items: MentionItem[] }
-  | { type: "showRequest"; requestId: number };
+  | { type: "showRequest"; requestId: number }
+  /** Text put in the input to edit and send (a rewound prompt). */
+  | { type: "draft"; text: string };
 
 /** Webview → host. */
 export type FromWebview =
@@ -28,6 +30,7 @@ export type FromWebview =
   | { type: "openDiff"; toolCallId?: string; index: number }
   | { type: "openProposedDiff"; requestId: number; index: number }
   | { type: "undoTurn"; turn: number }
+  | { type: "rewind"; messageId?: string }
   | { type: "review"; action?: string; path?: string }
   | { type: "setConfig"; configId?: string; value: string }
   | { type: "newChat" }

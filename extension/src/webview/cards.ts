@@ -67,7 +67,11 @@ export function renderItem(item: Item, index: number): string {
       const chips = (item.attachments ?? []).map((c) => `<span class="chip" role="listitem" data-kind="${esc(c.kind)}" title="${esc(c.kind)}: ${esc(c.name)}"><span class="chip-name">${esc(c.name)}</span></span>`).join("");
       // A follow-up the extension sent for the user says so.
       const auto = item.followUp ? `<div class="follow-up-label">Sent for you after your hunk review</div>` : "";
-      return `<div class="msg user${item.followUp ? " follow-up" : ""}">${auto}${chips ? `<div class="chips sent" role="list" aria-label="Context sent">${chips}</div>` : ""}${renderMarkdown(item.text)}</div>`;
+      // Shown where the agent rewinds (body[data-rewind]) and no turn runs (body[data-busy]).
+      const rewind = item.messageId
+        ? `<button class="rewind secondary" data-message="${esc(item.messageId)}" aria-label="Rewind to here: undo the agent's file changes since this message and continue from before it" title="Undo the agent's file changes since this message and continue from before it (editable before you send it again)">Rewind to here</button>`
+        : "";
+      return `<div class="msg user${item.followUp ? " follow-up" : ""}">${auto}${chips ? `<div class="chips sent" role="list" aria-label="Context sent">${chips}</div>` : ""}${renderMarkdown(item.text)}${rewind}</div>`;
     }
     case "agent":
       return `<div class="msg agent">${renderMarkdown(item.text)}</div>`;

@@ -99,6 +99,7 @@ function render(): void {
   retryBtn.style.display = editLastBtn.style.display = canRepeat ? "" : "none";
   sendBtn.disabled = state.busy;
   document.body.dataset.busy = String(state.busy);
+  document.body.dataset.rewind = String(!!state.canRewind);
   document.body.dataset.session = state.sessionId ?? "";
   document.body.dataset.lastStop = state.lastStop ?? "";
   input.renderCommands();
@@ -118,6 +119,11 @@ window.addEventListener("message", (e: MessageEvent<ToWebview>) => {
     render();
   } else if (m.type === "sessions") history.show(m);
   else if (m.type === "focus") promptBox.focus();
+  else if (m.type === "draft") {
+    promptBox.value = m.text;
+    promptBox.focus();
+    promptBox.setSelectionRange(m.text.length, m.text.length);
+  }
   else if (m.type === "showRequest") sight.show(Number(m.requestId));
   else context.onMessage(m);
 });

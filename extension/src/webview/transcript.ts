@@ -167,6 +167,8 @@ export function transcriptView(transcript: HTMLElement, jumpBtn: HTMLButtonEleme
       rejectedHunks.set(requestId, set);
       redrawItemOf(hunk);
     }
+    const rewind = t.closest<HTMLButtonElement>("button.rewind");
+    if (rewind && !last?.busy && last?.canRewind) post({ type: "rewind", messageId: rewind.dataset.message });
     const undo = t.closest<HTMLButtonElement>("button.undo-turn");
     if (undo && !last?.busy) post({ type: "undoTurn", turn: Number(undo.dataset.turn) });
     const proposed = t.closest<HTMLElement>("button.open-proposed");

@@ -31,7 +31,9 @@
 // (text inside its card, a wheel at the end leaving the toolbar, past chats' titles readable;
 // High Contrast's Jump to latest opaque), Set API Key reaching the model but not settings.json, the history list loading a
 // past session (replayed like the live turn), New Chat starting fresh, Retry and Edit last, a
-// 401 in VS Code's terms offering Set API Key, the history's search, rename and delete,
+// 401 in VS Code's terms offering Set API Key, Rewind to here on the first of three prompts
+// (files set back through the editor, a file the user changed since kept as a conflict, the
+// chat continuing in a fork with the prompt in the input; kept through a reload), the history's search, rename and delete,
 // corvid.models from the Settings editor in the model picker without a reload, a
 // window reload bringing the open chat back, Show Logs, a broken
 // `corvid.agent.command` shown as an error notification, `corvid acp` ($CORVID_BIN) over
@@ -1339,6 +1341,69 @@ async function main() {
     const loaded = await view.locator("body").getAttribute("data-session");
     say(`history: loaded ${loaded}; earlier messages rendered`);
 
+    // 12b. Rewind to here: in a new chat, three prompts: the first edits rew-a.txt, the second
+    // creates rew-b.txt, the third edits rew-c.txt, which the user then changes in the editor.
+    // Rewind on the first prompt: rew-a.txt is back, rew-b.txt gone, rew-c.txt keeps the user's
+    // line and is named as a conflict; the chat is a new session holding none of the three, the
+    // prompt waits in the input, and sent (edited) the model sees nothing of the rewound turns.
+    await viewAction("New Chat").click();
+    await view.locator(".transcript .empty").waitFor({ timeout: 30000 });
+    const rewPath = (n) => path.join(work, `rew-${n}.txt`);
+    fs.writeFileSync(rewPath("a"), "a0\n");
+    fs.writeFileSync(rewPath("c"), "c0\n");
+    const rewTurn = async (marker, step, answer) => {
+      fake.script(marker, { steps: [step, { chunks: [{ content: answer }] }] });
+      await promptBox.fill(`${marker}: go`);
+      await promptBox.press("Enter");
+      const done = view.locator(".msg.agent", { hasText: answer });
+      for (let i = 0; !(await done.count()); i++) {
+        if (i > 120) throw new Error(`${marker}: no answer`);
+        const allow = view.locator(".permission:not(.answered) button.perm[data-option='allow_once']");
+        if (await allow.count()) await allow.first().click();
+        await page.waitForTimeout(250);
+      }
+      await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    };
+    const rewEdit = (n, from, to) => ({ toolCalls: [{ name: "edit_file", arguments: { path: `rew-${n}.txt`, old_text: from, new_text: to } }] });
+    await rewTurn("E2E-REW-1", rewEdit("a", "a0", "a1"), "Rew one.");
+    await rewTurn("E2E-REW-2", { toolCalls: [{ name: "write_file", arguments: { path: "rew-b.txt", content: "b\n" } }] }, "Rew two.");
+    await rewTurn("E2E-REW-3", rewEdit("c", "c0", "c3"), "Rew three.");
+    if (fs.readFileSync(rewPath("a"), "utf8") !== "a1\n" || !fs.existsSync(rewPath("b"))) throw new Error("the three turns did not write their files");
+    await view.locator("#changes button.cf-open", { hasText: "rew-c.txt" }).click();
+    await page.locator(".tab.active", { hasText: "rew-c.txt" }).waitFor({ timeout: 10000 });
+    await page.locator(".part.editor .editor-group-container.active .monaco-editor .view-lines").last().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("mine\n");
+    const sessionBeforeRewind = await view.locator("body").getAttribute("data-session");
+    await view.locator(".msg.user", { hasText: "E2E-REW-1" }).locator("button.rewind").click();
+    await view.locator(".notice", { hasText: "Conflict: rew-c.txt changed after Corvid's edit" }).waitFor({ timeout: 30000 });
+    for (let i = 0; fs.readFileSync(rewPath("a"), "utf8") !== "a0\n" || fs.existsSync(rewPath("b")); i++) {
+      if (i > 40) throw new Error(`rewind: rew-a.txt ${JSON.stringify(fs.readFileSync(rewPath("a"), "utf8"))}, rew-b.txt there: ${fs.existsSync(rewPath("b"))}`);
+      await page.waitForTimeout(250);
+    }
+    const rewNotice = await view.locator(".notice", { hasText: "Rewound" }).innerText();
+    if (!/set back rew-a\.txt; removed rew-b\.txt/.test(rewNotice)) throw new Error(`rewind notice: ${rewNotice}`);
+    if (await view.locator(".msg.user", { hasText: "E2E-REW" }).count()) throw new Error("the rewound prompts are still in the chat");
+    const sessionAfterRewind = await view.locator("body").getAttribute("data-session");
+    if (!sessionAfterRewind || sessionAfterRewind === sessionBeforeRewind) throw new Error("the rewind did not continue in a fork");
+    if ((await promptBox.inputValue()) !== "E2E-REW-1: go") throw new Error(`rewind put ${JSON.stringify(await promptBox.inputValue())} in the input`);
+    await page.locator(".tab", { hasText: "rew-c.txt" }).first().click();
+    if (!(await page.locator(".part.editor .editor-group-container.active .view-lines").last().innerText()).includes("mine")) throw new Error("the rewind overwrote the user's line in rew-c.txt");
+    // The user saves their version (later steps close every editor).
+    await page.keyboard.press("Control+S");
+    for (let i = 0; fs.readFileSync(rewPath("c"), "utf8") !== "c3\nmine\n"; i++) {
+      if (i > 40) throw new Error(`rew-c.txt saved as ${JSON.stringify(fs.readFileSync(rewPath("c"), "utf8"))}`);
+      await page.waitForTimeout(250);
+    }
+    fake.script("E2E-REWAGAIN", { chunks: [{ content: "Again from the start." }] });
+    await promptBox.fill("E2E-REWAGAIN: go, edited");
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "Again from the start." }).waitFor({ timeout: 30000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    const rewAsk = JSON.stringify(fake.requests.filter((q) => q.api === "openai").at(-1).body.messages);
+    if (/E2E-REW-[123]/.test(rewAsk) || !rewAsk.includes("rewound the conversation")) throw new Error(`after the rewind the model saw: ${rewAsk.slice(0, 2000)}`);
+    say("Rewind to here on the first of three prompts: rew-a.txt back, rew-b.txt gone, rew-c.txt's user edit kept as a conflict, a fork, the prompt in the input; the model told, none of the rewound turns sent");
+
     // 13. New Chat starts a fresh session: an empty transcript, a new id, and the model sees
     // none of the earlier conversation.
     await viewAction("New Chat").click();
@@ -1395,7 +1460,10 @@ async function main() {
     const rows = view.locator("#history li");
     await view.locator("#history button.session", { hasText: "E2E-FRESH" }).waitFor({ timeout: 20000 });
     const allRows = await rows.count();
-    if (allRows !== 3) throw new Error(`expected three past chats, got ${allRows}: ${await rows.allInnerTexts()}`);
+    // Three chats of the steps before 12b, and 12b's two: the rewound chat stays beside its fork.
+    if (allRows !== 5) throw new Error(`expected five past chats, got ${allRows}: ${await rows.allInnerTexts()}`);
+    if (!(await rows.filter({ hasText: "E2E-REW-1: go (rewound)" }).count()) || (await rows.filter({ hasText: "E2E-REW-1: go" }).count()) !== 2)
+      throw new Error(`the rewound chat and its fork are not both listed: ${await rows.allInnerTexts()}`);
     const search = view.getByRole("searchbox", { name: "Search past chats by title" });
     await search.fill("e2e-key");
     if ((await rows.count()) !== 1 || !(await rows.first().innerText()).includes("E2E-KEY")) throw new Error(`the search for e2e-key shows ${await rows.allInnerTexts()}`);
@@ -1469,6 +1537,8 @@ async function main() {
     await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().waitFor({ timeout: 10000 });
     if ((await view.locator("body").getAttribute("data-session")) !== openBefore) throw new Error("the reloaded window shows another session");
     if ((await freshChips()).join("|") !== chipsBeforeReload.join("|")) throw new Error(`replayed chips ${await freshChips()}, live ${chipsBeforeReload}`);
+    // The replayed prompts keep their ids: Rewind to here survives the reload.
+    if (!(await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().locator("button.rewind").count())) throw new Error("a replayed prompt offers no Rewind to here");
     await palette("Corvid: Show Logs");
     await output.filter({ hasText: `restored session ${openBefore}` }).first().waitFor({ timeout: 20000 });
     say(`reload: the open chat is back (session/load), transcript replayed with its context chips (${chipsBeforeReload.join(", ")})`);

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import type { Stream } from "@agentclientprotocol/sdk";
 import { AcpClient, CLIENT_CAPABILITIES, promptBlocks, sliceLines, type ClientHost, type PermissionChoice } from "../../src/acpClient";
 import { partialMeta, reviewAnswer, reviewHunks } from "../../src/hunkReview";
+import { restoreFiles, rewoundFiles } from "../../src/rewind";
 import { stdioTransport } from "../../src/transport";
 import { addPermission, applyUpdate, configSelects, initialState } from "../../src/viewModel";
 
@@ -226,4 +227,38 @@ test("stdio transport: an agent that exits before answering fails the start", as
   await assert.rejects(t.failed, /exited \(3\)/);
   client.close();
   await t.close();
+});
+
+test("in-process: rewind to a named prompt forks before it and the editor sets the file back, keeping a file the user changed", async () => {
+  const iso = isolated();
+  const [a, b] = [join(iso.ws, "a.txt"), join(iso.ws, "b.txt")];
+  writeFileSync(a, "a0\n");
+  writeFileSync(b, "b0\n");
+  const edit = (path: string, old_text: string, new_text: string) => ({ toolCalls: [{ name: "edit_file", arguments: { path, old_text, new_text } }] });
+  fake.script("UNIT-REW-1", { steps: [edit("a.txt", "a0", "a1"), { chunks: [{ content: "one" }] }] });
+  fake.script("UNIT-REW-2", { steps: [edit("a.txt", "a1", "a2"), edit("b.txt", "b0", "b2"), { chunks: [{ content: "two" }] }] });
+  const f = fakeHost(iso.ws, () => "allow_once");
+  const stream = createAgent({ configFile: iso.configFile, dataDir: iso.dataDir, baseUrl: fake.url, model: "fake-model", apiKey: "k" });
+  const client = new AcpClient(stream, f.host);
+  await client.initialize();
+  assert.equal(client.canRewind, true);
+  const { sessionId } = await client.newSession(iso.ws);
+  assert.equal((await client.prompt(sessionId, promptBlocks("UNIT-REW-1"), "p-1")).stopReason, "end_turn");
+  assert.equal((await client.prompt(sessionId, promptBlocks("UNIT-REW-2"), "p-2")).stopReason, "end_turn");
+  f.open.set(b, "b2 and mine\n"); // the user's edit after the agent's
+  const res = await client.forkBefore(sessionId, iso.ws, "p-2");
+  assert.notEqual(res.sessionId, sessionId);
+  const files = rewoundFiles(res._meta)!;
+  assert.deepEqual(files, [{ path: a, before: "a1\n", after: "a2\n" }, { path: b, before: "b0\n", after: "b2\n" }]);
+  const outcome = await restoreFiles(files, {
+    read: async (p) => f.open.get(p) ?? readFileSync(p, "utf8"),
+    write: async (p, t) => void f.open.set(p, t),
+    remove: async (p) => void f.open.delete(p),
+  });
+  assert.deepEqual(outcome, { restored: [a], removed: [], conflicts: [b] });
+  assert.equal(f.open.get(a), "a1\n");
+  assert.equal(f.open.get(b), "b2 and mine\n");
+  await assert.rejects(client.forkBefore(sessionId, iso.ws, "p-unknown"), /no user prompt p-unknown/);
+  client.close();
+  await stream.close();
 });

@@ -1,16 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Checkpoints, type FileOps } from "../../src/checkpoints";
+import { Checkpoints } from "../../src/checkpoints";
+import { memFs } from "./memFs";
 
-/** An in-memory file system standing in for the editor. */
-function memFs(initial: Record<string, string>) {
-  const files = new Map(Object.entries(initial));
-  const ops: FileOps = {
-    read: async (p) => files.get(p) ?? null,
-    write: async (p, t) => void files.set(p, t),
-    remove: async (p) => void files.delete(p),
-  };
-  /** What the host does for fs/write_text_file: record, then write. */
+/** The in-memory editor, and what the host does for fs/write_text_file: record, then write. */
+function editorFs(initial: Record<string, string>) {
+  const { files, ops } = memFs(initial);
   const agentWrite = async (c: Checkpoints, p: string, t: string) => {
     await c.beforeWrite(p, ops.read);
     await ops.write(p, t);
@@ -19,7 +14,7 @@ function memFs(initial: Record<string, string>) {
 }
 
 test("undo restores a modified file and removes a created one", async () => {
-  const { files, ops, agentWrite } = memFs({ "/w/a.py": "old\n", "/w/keep.txt": "untouched\n" });
+  const { files, ops, agentWrite } = editorFs({ "/w/a.py": "old\n", "/w/keep.txt": "untouched\n" });
   const c = new Checkpoints();
   c.begin(1);
   await agentWrite(c, "/w/a.py", "new\n");
@@ -37,7 +32,7 @@ test("undo restores a modified file and removes a created one", async () => {
 });
 
 test("two writes to one file in a turn: undo restores the state before the first", async () => {
-  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const { files, ops, agentWrite } = editorFs({ "/w/a.py": "v0\n" });
   const c = new Checkpoints();
   c.begin(1);
   await agentWrite(c, "/w/a.py", "v1\n");
@@ -51,7 +46,7 @@ test("two writes to one file in a turn: undo restores the state before the first
 });
 
 test("a turn with no writes offers no undo; turns are separate", async () => {
-  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const { files, ops, agentWrite } = editorFs({ "/w/a.py": "v0\n" });
   const c = new Checkpoints();
   c.begin(1);
   c.end();
@@ -71,7 +66,7 @@ test("a turn with no writes offers no undo; turns are separate", async () => {
 });
 
 test("a write outside a turn is not recorded; a failed undo can be tried again", async () => {
-  const { files, ops, agentWrite } = memFs({ "/w/a.py": "v0\n" });
+  const { files, ops, agentWrite } = editorFs({ "/w/a.py": "v0\n" });
   const c = new Checkpoints();
   await agentWrite(c, "/w/a.py", "outside\n");
   assert.ok(!c.canUndo(0));
