@@ -35,6 +35,8 @@ export class EditorHost {
   readonly commandTerminals = new CommandTerminals();
   /** The before-state of every file the agent wrote, per turn ("Undo this turn"). */
   readonly checkpoints = new Checkpoints();
+  /** The proposal diffs opened for each open permission question (`showProposal`), as URIs. */
+  private proposals = new Map<number, string[]>();
   /** Files the agent wrote through this host: saved again before a command runs (`saveDocuments`). */
   private agentWritten = new Set<string>();
   /** The agent's changes under review in the editor (Keep / Undo per change). */
@@ -99,12 +101,32 @@ export class EditorHost {
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (before ↔ Corvid's edit)`);
   }
 
-  /** A change not yet approved: both sides are virtual documents (the file is not written yet). */
-  async openProposedDiff(diff: DiffContent): Promise<void> {
+  /**
+   * A change not yet approved, in the diff editor: both sides are virtual documents (the file is
+   * not written yet). A permission question about an edit opens its first change at once
+   * (`corvid.review.openProposedDiff`), the focus staying in the chat, and the card's Open diff
+   * opens any; their tabs close once the question is answered (an allowed edit then shows the
+   * file itself). Each is listed before it opens, so an answer given meanwhile still closes it.
+   */
+  async showProposal(requestId: number, diff: DiffContent): Promise<void> {
     const left = this.oldTexts.add(diff.path, diff.oldText ?? "");
     const right = this.oldTexts.add(diff.path, diff.newText);
+    this.proposals.set(requestId, [...(this.proposals.get(requestId) ?? []), right.toString()]);
     const name = diff.path.split("/").pop();
     await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (now ↔ Corvid's proposal)`, { preview: true, preserveFocus: true });
+    if (!this.proposals.has(requestId)) await this.closeTabs(new Set([right.toString()]));
+  }
+
+  async closeProposal(requestId: number): Promise<void> {
+    const uris = new Set(this.proposals.get(requestId) ?? []);
+    this.proposals.delete(requestId);
+    await this.closeTabs(uris);
+  }
+
+  /** The diff tabs showing one of `uris` on their right side. */
+  private async closeTabs(uris: Set<string>): Promise<void> {
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && uris.has(t.input.modified.toString()));
+    if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
   }
 
   /** A command started (terminal/create): its VS Code terminal, typing going to its stdin. */

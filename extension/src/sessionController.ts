@@ -127,6 +127,9 @@ export class SessionController {
           this.permissions.set(id, resolve);
           addPermission(this.state, id, params);
           log.info(`permission requested: ${params.toolCall?.title ?? params.toolCall?.toolCallId}`);
+          const diff = (this.state.items.at(-1) as Extract<Item, { kind: "permission" }> | undefined)?.diffs?.[0];
+          if (diff && vscode.workspace.getConfiguration("corvid").get<boolean>("review.openProposedDiff", true))
+            void this.editor.showProposal(id, diff).catch((e) => log.warn(`could not open the proposed change: ${errorText(e)}`));
           this.view.reveal();
           this.post(true);
         }),
@@ -394,6 +397,7 @@ export class SessionController {
       log.info(`permission ${requestId}: approved with hunks rejected (${JSON.stringify(answer.rejected)}); answered ${answer.optionId}, follow-up queued`);
     }
     this.permissions.delete(requestId);
+    void this.editor.closeProposal(requestId);
     resolvePermission(this.state, requestId, answer.optionId, answer.rejected, answer.partial);
     resolve({ optionId: answer.optionId, ...(answer.partial ? { meta: partialMeta(answer.rejected) } : {}) });
     this.post();
@@ -492,6 +496,7 @@ export class SessionController {
       resolvePermission(this.state, id, "cancelled");
       this.permissions.get(id)?.(null);
       this.permissions.delete(id);
+      void this.editor.closeProposal(id);
     }
     await this.client.cancel(this.state.sessionId);
     this.post();
@@ -583,7 +588,7 @@ export class SessionController {
 
   async openProposedDiff(requestId: number, index: number): Promise<void> {
     const diff = findProposedDiff(this.state, requestId, index);
-    if (diff) await this.editor.openProposedDiff(diff);
+    if (diff) await this.editor.showProposal(requestId, diff);
   }
 
   /** "Open in Terminal" on a command card: its output (live or stored) in a VS Code terminal. */

@@ -5,7 +5,7 @@
 // choice written to settings, Set API Key, Test connection), the chat's accessibility (log region, labelled
 // input and buttons, focus ring, Ctrl+Alt+K, High Contrast), a full turn with a write needing
 // permission answered by clicking Allow in the webview after its card showed the proposed file
-// (Open diff on it before approval; an edit's card shows removed and added lines, rejected it
+// (opened in the diff editor by itself, closed once answered, and by Open diff before approval; an edit's card shows removed and added lines, rejected it
 // changes nothing; a two-hunk edit reviewed hunk by hunk by keyboard, one hunk rejected:
 // only the kept hunk written, the model told in the tool result, no second turn; review in the
 // editor: Undo of one change beside a line the user typed, Keep of the other, the chat's list
@@ -299,6 +299,11 @@ async function main() {
     if (!(await proposal.locator(".stat").innerText()).includes("new file")) throw new Error(`the proposed new file is not marked new: ${await proposal.locator(".stat").innerText()}`);
     if (fs.existsSync(path.join(work, "hello.txt"))) throw new Error("hello.txt exists before the write was allowed");
     await page.screenshot({ path: SHOT.replace(/\.png$/, "-permission.png") });
+    // Ask mode opens the proposal in the diff editor by itself, the focus staying in the chat.
+    await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ timeout: 20000 });
+    if (!(await view.locator("textarea#prompt").count())) throw new Error("the chat is gone");
+    await palette("View: Close All Editors");
+    await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ state: "detached", timeout: 10000 });
     await proposal.locator("button.open-proposed").click();
     await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ timeout: 20000 });
     await page.locator(".monaco-diff-editor .view-lines", { hasText: "Hello from Corvid in VS Code" }).first().waitFor({ timeout: 20000 });
@@ -312,7 +317,11 @@ async function main() {
     const corvidBadge = page.locator(".activitybar .action-item", { has: page.locator("a[aria-label^='Corvid']") }).locator(".badge .badge-content");
     if ((await approvalToasts.count()) !== 0) throw new Error("a permission on screen raised a notification");
     if (await corvidBadge.isVisible()) throw new Error(`a permission on screen raised a badge: ${await corvidBadge.innerText()}`);
+    await proposal.locator("button.open-proposed").click();
+    await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ timeout: 20000 });
     await allow.click();
+    // Answered, the proposal's tab closes (the written file shows instead).
+    await page.locator(".tab", { hasText: "Corvid's proposal" }).first().waitFor({ state: "detached", timeout: 10000 });
     await view.locator("body[data-last-stop='end_turn']").waitFor({ timeout: 30000 });
     // A normal end leaves no notice; the answered request is one line without buttons.
     if ((await view.locator(".stop-reason").count()) !== 0) throw new Error("a normal turn end left a notice");
