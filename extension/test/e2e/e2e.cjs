@@ -452,6 +452,7 @@ async function main() {
     await inEditorLines.click();
     await page.keyboard.press("Control+End");
     await page.keyboard.type("my own line\n");
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-review.png") });
     await lens("Undo Corvid's change (line 11)").click();
     const expectUndone = inEditorText.replace("item 2\n", "ITEM TWO\n") + "my own line\n";
     for (let i = 0; fs.readFileSync(inEditor, "utf8") !== expectUndone; i++) {
@@ -1153,6 +1154,7 @@ async function main() {
     await view.locator("pre.out.terminal", { hasText: "hello, Corvid" }).waitFor({ timeout: 30000 });
     await view.locator(".msg.agent", { hasText: "It greeted you." }).waitFor({ timeout: 30000 });
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-terminal.png") });
     say("a command's own terminal opened as it started, headed by its command; the typed answer reached it");
     // `@terminal` sends that command's output.
     await promptBox.fill("");
@@ -1396,6 +1398,7 @@ async function main() {
     const sessionAfterRewind = await view.locator("body").getAttribute("data-session");
     if (!sessionAfterRewind || sessionAfterRewind === sessionBeforeRewind) throw new Error("the rewind did not continue in a fork");
     if ((await promptBox.inputValue()) !== "E2E-REW-1: go") throw new Error(`rewind put ${JSON.stringify(await promptBox.inputValue())} in the input`);
+    await page.screenshot({ path: SHOT.replace(/\.png$/, "-rewind.png") });
     await page.locator(".tab", { hasText: "rew-c.txt" }).first().click();
     if (!(await page.locator(".part.editor .editor-group-container.active .view-lines").last().innerText()).includes("mine")) throw new Error("the rewind overwrote the user's line in rew-c.txt");
     // The user saves their version (later steps close every editor).
