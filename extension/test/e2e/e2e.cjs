@@ -19,7 +19,7 @@
 // highlighted code with Copy and Insert, one plan card per turn, a one-line read card, a created file on disk at once, Open diff opening
 // a diff editor, Stop cancelling a streaming turn, Ask About Selection sending the selection
 // as an embedded resource, context for a prompt (an `@` mention picked by keyboard reaching the
-// model, the current file's chip removed and not sent, Edit last then Send sending the same
+// model, `@changes` sending the working tree's git diff, the current file's chip removed and not sent, Edit last then Send sending the same
 // message again, Add Selection to Chat adding a chip
 // without sending, pasted and dropped images reaching the model, one over 5 MB refused), read_file seeing unsaved editor text, the mode and model pickers
 // reaching the agent (plan checklist, terminal output, the sandbox refusing that command's
@@ -865,6 +865,30 @@ async function main() {
     await page.locator(".tab", { hasText: "broken.json" }).click({ button: "middle" });
     await page.locator(".tab", { hasText: "broken.json" }).waitFor({ state: "detached", timeout: 10000 });
     say("@problems sent the open JSON file's problem; Fix with Corvid (a quick fix) sent it with its lines");
+
+    // 9c3. `@changes` sends the working tree's git changes: the workspace made a repository for
+    // this step (one commit), a committed line changed on disk; the model gets git's status and
+    // the diff. The repository is removed again after.
+    const gitIn = (...args) => execFileSync("git", ["-C", work, "-c", "user.email=e2e@corvid.invalid", "-c", "user.name=e2e", ...args], { stdio: "pipe" });
+    fs.writeFileSync(path.join(work, "changes.txt"), "the committed line\n");
+    gitIn("init", "-q");
+    gitIn("add", "changes.txt");
+    gitIn("commit", "-q", "-m", "base");
+    fs.writeFileSync(path.join(work, "changes.txt"), "the changed line\n");
+    await promptBox.fill("");
+    await promptBox.pressSequentially("E2E-CHANGES: review @chang");
+    await activeMention.filter({ hasText: "changes" }).waitFor({ timeout: 20000 });
+    await promptBox.press("Enter");
+    fake.script("E2E-CHANGES", { chunks: [{ content: "One line changed." }] });
+    await promptBox.press("Enter");
+    await view.locator(".msg.agent", { hasText: "One line changed." }).waitFor({ timeout: 30000 });
+    const changesAsk = lastUserMessage();
+    if (!changesAsk.includes("M changes.txt") || !changesAsk.includes("-the committed line") || !changesAsk.includes("+the changed line")) throw new Error(`@changes sent: ${changesAsk.slice(0, 800)}`);
+    await view.locator(".msg.user").last().locator(".chip[data-kind='context']", { hasText: "changes" }).waitFor({ timeout: 5000 });
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    fs.rmSync(path.join(work, ".git"), { recursive: true, force: true });
+    fs.rmSync(path.join(work, "changes.txt"));
+    say("@changes sent the working tree's git status and diff");
 
     // 9d. Add Selection to Chat puts the selection in the message being written as a chip
     // (it stays when the editor's selection changes) and sends nothing until Enter.
