@@ -117,3 +117,9 @@ export function blockLines(start: number, end: number): string {
   if (end > start) return end - start === 1 ? `line ${start + 1}` : `lines ${start + 1}-${end}`;
   return start ? `after line ${start}` : "at the start";
 }
+
+/** A review saved in the workspace's state, each entry checked (another version may have written it). */
+export function savedReview(saved: unknown): Reviewed[] {
+  if (!Array.isArray(saved)) return [];
+  return saved.filter((r): r is Reviewed => typeof r?.path === "string" && typeof r.agent === "string" && (r.base === null || typeof r.base === "string"));
+}

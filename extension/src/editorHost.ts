@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { Checkpoints, type FileOps, type UndoResult } from "./checkpoints";
 import { CommandTerminals, type CommandSource } from "./commandTerminals";
-import { EditorReview } from "./editorReview";
+import { EditorReview, type ReviewMemory } from "./editorReview";
 import { log } from "./log";
 import { restoreFiles, type RewindOutcome, type RewoundFile } from "./rewind";
 import type { TerminalManager } from "./terminals";
@@ -42,9 +42,9 @@ export class EditorHost {
   /** The agent's changes under review in the editor (Keep / Undo per change). */
   readonly review: EditorReview;
 
-  /** `onChangedFiles`: the files under review changed (the chat lists them). */
-  constructor(onChangedFiles: (files: ChangedFile[]) => void) {
-    this.review = new EditorReview({ write: writeThroughEditor, remove: deleteThroughEditor, read: currentText }, onChangedFiles);
+  /** `onChangedFiles`: the files under review changed (the chat lists them); `memory`: where the review outlives a reload. */
+  constructor(onChangedFiles: (files: ChangedFile[]) => void, memory?: ReviewMemory) {
+    this.review = new EditorReview({ write: writeThroughEditor, remove: deleteThroughEditor, read: currentText }, onChangedFiles, memory);
   }
 
   /** fs/read_text_file: the open document's text (unsaved edits included), else the disk's. */

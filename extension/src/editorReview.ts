@@ -5,7 +5,7 @@
 // What a change is and how Undo finds it in a document the user has edited since is
 // `changeReview.ts`; this file keeps the files under review and draws them.
 import * as vscode from "vscode";
-import { blockLines, blocks, keep, locate, settled, undo, type Block, type Reviewed } from "./changeReview";
+import { blockLines, blocks, keep, locate, savedReview, settled, undo, type Block, type Reviewed } from "./changeReview";
 import { log } from "./log";
 import type { ChangedFile } from "./viewModel";
 
@@ -21,6 +21,18 @@ export interface ReviewWriter {
   remove(path: string): Promise<void>;
   read(path: string): Promise<string | null>;
 }
+
+/**
+ * Where the review is kept across a window reload (the workspace's state): the files under
+ * review as plain data. A review larger than `SAVED_CHARS` (whole texts of big files) is not
+ * kept; it still works until the window reloads.
+ */
+export interface ReviewMemory {
+  get(): Reviewed[] | undefined;
+  set(files: Reviewed[] | undefined): void;
+}
+
+const SAVED_CHARS = 4_000_000;
 
 /** What a CodeLens command names: the file and the change as it was when the lens was drawn. */
 type ChangeRef = [path: string, block: Block];
@@ -43,7 +55,11 @@ export class EditorReview implements vscode.CodeLensProvider, vscode.Disposable 
   constructor(
     private writer: ReviewWriter,
     private onList: (files: ChangedFile[]) => void,
+    private memory?: ReviewMemory,
   ) {
+    for (const r of savedReview(memory?.get())) if (!settled(r)) this.files.set(r.path, r);
+    // Editors a reload restored are visible before this runs: they get their marks now.
+    if (this.files.size) setTimeout(() => this.decorate(), 0);
     this.subscriptions = [
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
@@ -98,6 +114,14 @@ export class EditorReview implements vscode.CodeLensProvider, vscode.Disposable 
     this.lensesChanged.fire();
     this.decorate();
     this.onList(this.list());
+    this.save();
+  }
+
+  private save(): void {
+    const files = [...this.files.values()];
+    const size = files.reduce((n, r) => n + r.agent.length + (r.base?.length ?? 0), 0);
+    if (size > SAVED_CHARS) log.info(`the review (${size} characters) is too large to keep across a reload`);
+    this.memory?.set(files.length && size <= SAVED_CHARS ? files : undefined);
   }
 
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {

@@ -13,16 +13,22 @@ import type { Block } from "./changeReview";
 import { knownFix } from "./fixes";
 import { fail, guard, log, openLog } from "./log";
 import { isProviderChoice } from "./providers";
+import type { Reviewed } from "./changeReview";
 import { SessionController } from "./sessionController";
 import { selectionLines } from "./viewModel";
 import { WebviewBridge } from "./webviewBridge";
 import type { FromWebview } from "./webviewMessages";
 
+/** Workspace state: the agent's changes under review in the editor (`editorReview.ts`). */
+const REVIEW_STATE = "corvid.review";
+
 export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(openLog());
   try {
     // The review's list goes to the chat through the session (made below, before any write).
-    const editor = new EditorHost(() => session.reviewChanged());
+    // The review is kept in the workspace's state, so a reload (or a restart) keeps it.
+    const memory = { get: () => context.workspaceState.get<Reviewed[]>(REVIEW_STATE), set: (files: Reviewed[] | undefined) => void context.workspaceState.update(REVIEW_STATE, files) };
+    const editor = new EditorHost(() => session.reviewChanged(), memory);
     // The bridge and the session need each other: the bridge asks the session for the state,
     // the session posts through the bridge.
     let session: SessionController;

@@ -1566,18 +1566,24 @@ async function main() {
     const freshChips = () => view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().locator(".chip").allInnerTexts();
     const chipsBeforeReload = await freshChips();
     if (!chipsBeforeReload.length) throw new Error("the E2E-FRESH message shows no context chip");
-    await page.reload({ waitUntil: "domcontentloaded" });
+// The files under review (12b's rew-c.txt) are listed again after the reload.
+    const reviewRows = () => view.locator("#changes .changed-file").allInnerTexts();
+    const reviewBeforeReload = await reviewRows();
+    if (!reviewBeforeReload.length) throw new Error("nothing is under review before the reload");
+        await page.reload({ waitUntil: "domcontentloaded" });
     await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
     await palette("Corvid: Focus Chat Input");
     await view.locator(".msg.agent", { hasText: "Authorized now." }).waitFor({ timeout: 60000 });
     await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().waitFor({ timeout: 10000 });
     if ((await view.locator("body").getAttribute("data-session")) !== openBefore) throw new Error("the reloaded window shows another session");
     if ((await freshChips()).join("|") !== chipsBeforeReload.join("|")) throw new Error(`replayed chips ${await freshChips()}, live ${chipsBeforeReload}`);
+    await view.locator("#changes .changed-file").first().waitFor({ timeout: 10000 });
+    if ((await reviewRows()).join("|") !== reviewBeforeReload.join("|")) throw new Error(`under review after the reload: ${await reviewRows()}, before: ${reviewBeforeReload}`);
     // The replayed prompts keep their ids: Rewind to here survives the reload.
     if (!(await view.locator(".msg.user", { hasText: "E2E-FRESH: hello" }).first().locator("button.rewind").count())) throw new Error("a replayed prompt offers no Rewind to here");
     await palette("Corvid: Show Logs");
     await output.filter({ hasText: `restored session ${openBefore}` }).first().waitFor({ timeout: 20000 });
-    say(`reload: the open chat is back (session/load), transcript replayed with its context chips (${chipsBeforeReload.join(", ")})`);
+    say(`reload: the open chat is back (session/load), transcript replayed with its context chips (${chipsBeforeReload.join(", ")}), the review listed again (${reviewBeforeReload.join("; ").replace(/\s+/g, " ")})`);
 
     // 15. corvid.agent.command that cannot run: the failure is an error notification. The
     // setting is typed into VS Code's Settings editor, as a user would.

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { blockLines, blocks, keep, linesOf, locate, settled, undo, type Reviewed } from "../../src/changeReview";
+import { blockLines, blocks, keep, linesOf, locate, savedReview, settled, undo, type Reviewed } from "../../src/changeReview";
 
 const ten = Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join("");
 // The agent changed line 2, inserted a line after 5, and deleted line 9.
@@ -64,4 +64,12 @@ test("a created file undone is empty; labels say where a change is", () => {
   assert.equal(blockLines(1, 4), "lines 2-4");
   assert.equal(blockLines(5, 5), "after line 5");
   assert.equal(blockLines(0, 0), "at the start");
+});
+
+test("a saved review comes back entry by entry; what is not a review is dropped", () => {
+  const ok = { path: "/w/a.txt", base: "one\n", agent: "two\n" };
+  const created = { path: "/w/new.txt", base: null, agent: "made\n" };
+  assert.deepEqual(savedReview([ok, created, { path: "/w/b", base: 1, agent: "x" }, { path: 3 }, null]), [ok, created]);
+  assert.deepEqual(savedReview(undefined), []);
+  assert.deepEqual(savedReview({ path: "/w/a" }), []);
 });
