@@ -1,7 +1,7 @@
 // Rewind to an earlier prompt (issue 45, item 2) through the real binary, a scripted model and
 // a real SQLite file: prompts named by the client (`_meta.corvid.messageId`), `session/fork`
 // with `_meta.corvid.beforeMessage` cutting the history before one, the files the agent changed
-// since named with their texts then and now, restored by the core on request with a file the
+// since (a subagent's included) named with their texts then and now, restored by the core on request with a file the
 // user changed since left alone as a conflict, the model told, the original session untouched,
 // and the fork loading in a new process as it was cut; on SQLite and on PostgreSQL (the fleet
 // store; in CI a missing CORVID_TEST_PG_URL fails that run). Every frame is validated (unstable v1).
@@ -73,6 +73,7 @@ async function rewind(args) {
   const file = (name) => join(root, name);
   writeFileSync(file("a.txt"), "a0\n");
   writeFileSync(file("c.txt"), "c0\n");
+  writeFileSync(file("d.txt"), "d0\n");
   const env = agentEnv({ fake });
   const { agent, init, rq, stop } = await start(env, args);
   assert.deepEqual(init._meta.corvid.rewind, { promptMessageId: true, beforeMessage: true, restoreFiles: true });
@@ -83,12 +84,15 @@ async function rewind(args) {
   assert.match(bad.error.message, /messageId/);
 
   const edit = (path, old_text, new_text) => call("edit_file", { path, old_text, new_text });
+  // The subagent REW-TWO delegates to edits d.txt: its edit is rewound with the parent's.
+  fake.script("REW-CHILD", { steps: [edit("d.txt", "d0", "d1"), say("Child done.")] });
   let r = await prompt(rq, sessionId, "REW-ONE", "m-one", [edit("a.txt", "a0", "a1"), say("One.")]);
   assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r));
   r = await prompt(rq, sessionId, "REW-TWO", "m-two", [
     edit("a.txt", "a1", "a2"),
     call("write_file", { path: "b.txt", content: "b new\n" }),
     edit("c.txt", "c0", "c2"),
+    call("delegate", { description: "Edit d", prompt: "REW-CHILD: edit d.txt", mode: "parent" }),
     say("Two."),
   ]);
   assert.equal(r.result?.stopReason, "end_turn", JSON.stringify(r));
@@ -112,12 +116,14 @@ async function rewind(args) {
     { path: file("a.txt"), before: "a1\n", after: "a3\n" },
     { path: file("b.txt"), before: null, after: "b new\n" },
     { path: file("c.txt"), before: "c0\n", after: "c2\n" },
+    { path: file("d.txt"), before: "d0\n", after: "d1\n" },
   ]);
-  assert.deepEqual(rewind.restored, [file("a.txt"), file("b.txt")]);
+  assert.deepEqual(rewind.restored, [file("a.txt"), file("b.txt"), file("d.txt")]);
   assert.deepEqual(rewind.conflicts, [file("c.txt")]);
   assert.equal(readFileSync(file("a.txt"), "utf8"), "a1\n");
   assert.equal(existsSync(file("b.txt")), false, "a file the agent created after the message is gone");
   assert.equal(readFileSync(file("c.txt"), "utf8"), "c2 and the user's line\n", "the user's edit stays");
+  assert.equal(readFileSync(file("d.txt"), "utf8"), "d0\n", "the subagent's edit is rewound too");
   const titled = await agent.waitFor((f) => f.params?.sessionId === fork && f.params.update.sessionUpdate === "session_info_update");
   assert.equal(titled.params.update.title, "REW-ONE (rewound)");
 
@@ -129,7 +135,7 @@ async function rewind(args) {
   assert.equal(users.length, 3, JSON.stringify(users));
   assert.equal(users[0], "REW-ONE");
   assert.match(users[1], /rewound the conversation to this point/);
-  assert.match(users[1], /set back to how they were here: .*a\.txt, .*b\.txt\. These were changed since and left as they are: .*c\.txt/);
+  assert.match(users[1], /set back to how they were here: .*a\.txt, .*b\.txt, .*d\.txt\. These were changed since and left as they are: .*c\.txt/);
   assert.match(users[2], /^REW-AGAIN/);
   assert.ok(!JSON.stringify(req.body.messages).includes("REW-TWO"), "nothing of the rewound turns reaches the model");
 

@@ -1,18 +1,19 @@
 //! Rewinding a session to before one of the user's prompts: `session/fork` with
 //! `_meta.corvid.beforeMessage` (a user message's `messageId`). The fork holds what came before
 //! that prompt (its ledger, model context and turns), so the original session stays as it was;
-//! the answer names each file the agent's edits changed since, as it was then and as the agent
-//! left it, so a client can set it back with a three-way check (a file the user changed since
-//! is a conflict, never overwritten). With `_meta.corvid.restoreFiles` the core does that
-//! itself, for clients that do not draw files. The fork's model is told what was rewound.
+//! the answer names each file the agent's edits (its subagents' included) changed since, as it
+//! was then and as the agent left it, so a client can set it back with a three-way check (a
+//! file the user changed since is a conflict, never overwritten). With
+//! `_meta.corvid.restoreFiles` the core does that itself, for clients that do not draw files.
+//! The fork's model is told what was rewound.
 
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
 use super::AgentError;
+use crate::store::Store;
 use crate::store::batch::ForkEnd;
-use crate::store::{EventRow, Store};
 use crate::tools::Jail;
 
 const M: &str = "session/fork";
@@ -82,8 +83,35 @@ pub async fn before_message(store: &Store, session_id: &str, message_id: &str) -
         );
         return Err(AgentError::invalid_params(M, why));
     };
-    let files = rewound_files(&store.tool_events_from(session_id, seq).await?);
+    let files = rewound_files(&edits_since(store, session_id, seq).await?);
     Ok(Rewind { end: ForkEnd { events: seq, messages: message_seq, turns: turn }, files })
+}
+
+/// A tool update and the session it belongs to.
+pub type ScopedUpdate = (String, String);
+
+/// The tool updates from seq `from` on: the session's own and, right after a delegate call's
+/// update that names its subagent (`rawOutput.sessionId`), all of that subagent's (it ran
+/// inside that call, so its edits fall between the parent's before and after it).
+async fn edits_since(store: &Store, session_id: &str, from: i64) -> Result<Vec<ScopedUpdate>, AgentError> {
+    let mut updates = Vec::new();
+    let mut children = std::collections::HashSet::new();
+    for (_, _, payload) in store.tool_events_from(session_id, from).await? {
+        let child = subagent_of(&payload).filter(|child| child != session_id && children.insert(child.clone()));
+        updates.push((session_id.to_string(), payload));
+        if let Some(child) = child {
+            for (_, _, payload) in store.tool_events_from(&child, i64::MIN).await? {
+                updates.push((child.clone(), payload));
+            }
+        }
+    }
+    Ok(updates)
+}
+
+/// The subagent a delegate call's update names, if it does.
+fn subagent_of(payload: &str) -> Option<String> {
+    let update: Value = serde_json::from_str(payload).ok()?;
+    Some(update.get("rawOutput")?.get("sessionId")?.as_str()?.to_string())
 }
 
 fn message_id_of(payload: &str) -> Option<String> {
@@ -91,18 +119,18 @@ fn message_id_of(payload: &str) -> Option<String> {
     Some(update.get("messageId")?.as_str()?.to_string())
 }
 
-/// The files the completed tool calls among `events` changed (their final diffs), each as the
+/// The files the completed tool calls among `updates` changed (their final diffs), each as the
 /// first such call found it and as the last left it; one that ended as it began is left out.
-/// Edits by subagents are in their own sessions' ledgers and not counted.
-pub fn rewound_files(events: &[EventRow]) -> Vec<RewoundFile> {
-    // Per tool call, in the order calls began: its latest diffs and status.
-    let mut order: Vec<String> = Vec::new();
-    let mut calls: HashMap<String, (Vec<DiffText>, String)> = HashMap::new();
-    for (_, _, payload) in events {
+pub fn rewound_files(updates: &[ScopedUpdate]) -> Vec<RewoundFile> {
+    // Per tool call (of its session), in the order calls began: its latest diffs and status.
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut calls: HashMap<(String, String), (Vec<DiffText>, String)> = HashMap::new();
+    for (scope, payload) in updates {
         let Ok(update) = serde_json::from_str::<Value>(payload) else { continue };
         let Some(id) = update.get("toolCallId").and_then(Value::as_str) else { continue };
-        let call = calls.entry(id.to_string()).or_insert_with(|| {
-            order.push(id.to_string());
+        let key = (scope.clone(), id.to_string());
+        let call = calls.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
             (Vec::new(), String::new())
         });
         if let Some(content) = update.get("content").and_then(Value::as_array) {
@@ -116,8 +144,8 @@ pub fn rewound_files(events: &[EventRow]) -> Vec<RewoundFile> {
         }
     }
     let mut files: Vec<RewoundFile> = Vec::new();
-    for id in &order {
-        let Some((diffs, status)) = calls.get(id) else { continue };
+    for key in &order {
+        let Some((diffs, status)) = calls.get(key) else { continue };
         if status != "completed" {
             continue;
         }
@@ -223,7 +251,7 @@ pub fn note(files: &[RewoundFile], restored: Option<&Restored>) -> String {
 mod tests {
     use super::*;
 
-    fn update(id: &str, status: Option<&str>, diff: Option<(&str, Option<&str>, &str)>) -> EventRow {
+    fn update(id: &str, status: Option<&str>, diff: Option<(&str, Option<&str>, &str)>) -> ScopedUpdate {
         let mut u = json!({ "sessionUpdate": "tool_call_update", "toolCallId": id });
         if let Some(s) = status {
             u["status"] = json!(s);
@@ -231,7 +259,7 @@ mod tests {
         if let Some((path, old, new)) = diff {
             u["content"] = json!([{ "type": "diff", "path": path, "oldText": old, "newText": new }]);
         }
-        (0, Some(1), u.to_string())
+        ("parent".to_string(), u.to_string())
     }
 
     #[test]
@@ -246,12 +274,14 @@ mod tests {
             update("d", Some("completed"), Some(("/p/new.txt", None, "fresh"))),
             update("e", Some("completed"), Some(("/p/same.txt", Some("s"), "t"))),
             update("f", Some("completed"), Some(("/p/same.txt", Some("t"), "s"))),
+            // A subagent's call of the same id is its own call: its edit counts, after the parent's.
+            ("child".to_string(), update("a", Some("completed"), Some(("/p/x.txt", Some("three"), "four"))).1),
         ];
         let files = rewound_files(&events);
         assert_eq!(
             files,
             vec![
-                RewoundFile { path: "/p/x.txt".into(), before: Some("one".into()), after: "three".into() },
+                RewoundFile { path: "/p/x.txt".into(), before: Some("one".into()), after: "four".into() },
                 RewoundFile { path: "/p/new.txt".into(), before: None, after: "fresh".into() },
             ]
         );

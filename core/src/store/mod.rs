@@ -42,7 +42,6 @@ pub(crate) use dialect::Dialect;
 pub use ledger::{Ledger, Page};
 pub use location::{Location, redact_url, resolve_location};
 pub use process::Owner;
-pub use rewind::EventRow;
 pub use rules::StoredRule;
 pub use sessions::{ArchiveFilter, SessionRecord};
 pub use turns::{Claim, RunningTurn, TurnEnding};
