@@ -1,7 +1,9 @@
 // Checkpoints: every turn that wrote files through the editor (`fs/write_text_file`) can be
-// undone as a whole. The state of each path before its first write in a turn is recorded;
-// undo puts those states back (a created file is deleted again). Changes made by commands the
-// agent ran are not seen here. No `vscode` import: the host passes the file operations in.
+// undone as a whole. The state of each path before its first write in a turn is recorded, and
+// the agent's last text of it; undo puts the states back (a created file is deleted again)
+// where the file still holds the agent's last text, and leaves one the user changed since (a
+// conflict, never overwritten). Changes made by commands the agent ran are not seen here. No
+// `vscode` import: the host passes the file operations in.
 
 /** A file's state before the turn touched it: its text, or absent (the turn created it). */
 export type Before = { existed: true; text: string } | { existed: false };
@@ -16,11 +18,15 @@ export interface FileOps {
 export interface UndoResult {
   restored: string[];
   removed: string[];
+  /** Changed since the agent last wrote them: left as they are. */
+  conflicts: string[];
 }
 
 export class Checkpoints {
   /** Per turn: path → its state before the turn's first write to it, in first-write order. */
   private turns = new Map<number, Map<string, Before>>();
+  /** Per turn: path → the agent's last text of it in that turn. */
+  private written = new Map<number, Map<string, string>>();
   private current: number | null = null;
 
   /** A turn starts: writes from now on belong to it. */
@@ -48,6 +54,20 @@ export class Checkpoints {
     if (text !== null) files.set(path, { existed: true, text });
   }
 
+  /** Call after every write: the agent's text of `path` as the turn leaves it (so far). */
+  afterWrite(path: string, text: string): void {
+    if (this.current === null) return;
+    let texts = this.written.get(this.current);
+    if (!texts) this.written.set(this.current, (texts = new Map()));
+    texts.set(path, text);
+  }
+
+  /** The agent's last text of `path` in turn `turn` or a later one (undoing an earlier turn undoes the later turns' writes too). */
+  private lastWritten(turn: number, path: string): string | undefined {
+    const later = [...this.written.entries()].filter(([t, texts]) => t >= turn && texts.has(path)).sort(([a], [b]) => b - a);
+    return later[0]?.[1].get(path);
+  }
+
   /** The files a turn wrote (empty: nothing to undo). */
   files(turn: number): string[] {
     return [...(this.turns.get(turn)?.keys() ?? [])];
@@ -59,13 +79,20 @@ export class Checkpoints {
 
   /**
    * Puts every file the turn wrote back as it was before the turn: modified files get their
-   * text back, created ones are removed. The checkpoint is used up once every file is back (a
-   * second undo does nothing); after a failure it stays, so the undo can be tried again.
+   * text back, created ones are removed; a file whose text is no longer the agent's last (the
+   * user edited it since) is a conflict and stays as it is. The checkpoint is used up once
+   * every file is handled (a second undo does nothing); after a failure it stays, so the undo
+   * can be tried again.
    */
-  async undo(turn: number, ops: Pick<FileOps, "write" | "remove">): Promise<UndoResult> {
+  async undo(turn: number, ops: FileOps): Promise<UndoResult> {
     const files = this.turns.get(turn);
-    const result: UndoResult = { restored: [], removed: [] };
+    const result: UndoResult = { restored: [], removed: [], conflicts: [] };
     for (const [path, before] of files ?? []) {
+      const agent = this.lastWritten(turn, path);
+      if (agent !== undefined && (await ops.read(path)) !== agent) {
+        result.conflicts.push(path);
+        continue;
+      }
       if (before.existed) {
         await ops.write(path, before.text);
         result.restored.push(path);
@@ -75,12 +102,14 @@ export class Checkpoints {
       }
     }
     this.turns.delete(turn);
+    this.written.delete(turn);
     return result;
   }
 
   /** Forgets every checkpoint (a new or loaded session). */
   clear(): void {
     this.turns.clear();
+    this.written.clear();
     this.current = null;
   }
 }

@@ -59,6 +59,7 @@ export class EditorHost {
     this.review.beforeWrite(path, await currentText(path));
     await this.checkpoints.beforeWrite(path, currentText);
     await writeThroughEditor(path, content);
+    this.checkpoints.afterWrite(path, content);
     this.agentWritten.add(path);
     this.review.afterWrite(path, content);
   }

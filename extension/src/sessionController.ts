@@ -513,8 +513,8 @@ export class SessionController {
     this.undoing.add(turn);
     try {
       const r = await this.editor.undoTurn(turn);
-      item.undone = { restored: r.restored.length, removed: r.removed.length };
-      log.info(`undid turn ${turn}: restored ${r.restored.join(", ") || "nothing"}; removed ${r.removed.join(", ") || "nothing"}`);
+      item.undone = { restored: r.restored.length, removed: r.removed.length, ...(r.conflicts.length ? { conflicts: r.conflicts.length } : {}) };
+      log.info(`undid turn ${turn}: restored ${r.restored.join(", ") || "nothing"}; removed ${r.removed.join(", ") || "nothing"}; left (changed since) ${r.conflicts.join(", ") || "nothing"}`);
     } finally {
       this.undoing.delete(turn);
       this.post(true);

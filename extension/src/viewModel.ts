@@ -92,7 +92,7 @@ export type Item =
   /** The turn's plan: one card per turn, updated in place by every `plan` update of the turn. */
   | { kind: "plan"; entries: PlanEntry[] }
   /** The end of a turn that wrote files through the editor: "Undo this turn" (`turn` is the host's checkpoint id). */
-  | { kind: "checkpoint"; turn: number; files: string[]; undone?: { restored: number; removed: number } }
+  | { kind: "checkpoint"; turn: number; files: string[]; undone?: { restored: number; removed: number; conflicts?: number } }
   /** A turn that did not end normally (cancelled, refused, a limit hit); `end_turn` has none. */
   | { kind: "stop"; reason: string };
 
@@ -386,7 +386,12 @@ export function addCheckpoint(state: ViewState, turn: number, files: string[]): 
 export function checkpointText(item: Extract<Item, { kind: "checkpoint" }>): string {
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
   if (item.undone) {
-    const parts = [item.undone.restored ? `${plural(item.undone.restored, "file")} restored` : "", item.undone.removed ? `${plural(item.undone.removed, "created file")} removed` : ""];
+    const kept = item.undone.conflicts ?? 0;
+    const parts = [
+      item.undone.restored ? `${plural(item.undone.restored, "file")} restored` : "",
+      item.undone.removed ? `${plural(item.undone.removed, "created file")} removed` : "",
+      kept ? `${plural(kept, "file")} you changed since left as ${kept === 1 ? "it is" : "they are"}` : "",
+    ];
     return `Turn undone: ${parts.filter(Boolean).join(", ")}.`;
   }
   return `This turn changed ${plural(item.files.length, "file")}: ${item.files.map((f) => f.split("/").pop()).join(", ")}`;
