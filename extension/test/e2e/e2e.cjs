@@ -1490,6 +1490,16 @@ async function main() {
     if ((await view.locator(".msg.user", { hasText: "E2E-AUTH: are you there?" }).count()) !== 2) throw new Error("Retry after the failed turn did not send the prompt again");
     await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
     say("a 401 named the API key in VS Code's terms and offered Set API Key (it opened the key's input); Retry after it worked");
+    // A 404 (the provider knows no such model) names the settings to check, not the variables.
+    fake.script("E2E-NOMODEL", { status: 404 });
+    await promptBox.fill("E2E-NOMODEL: hello");
+    await promptBox.press("Enter");
+    const modelNotice = view.locator(".notice.error", { hasText: "404" }).last();
+    await modelNotice.waitFor({ timeout: 30000 });
+    const modelText = await modelNotice.innerText();
+    if (/CORVID_/.test(modelText) || !modelText.includes("the corvid.model setting") || !modelText.includes("the corvid.baseUrl setting")) throw new Error(`the 404 notice: ${modelText}`);
+    await view.locator("body[data-busy='false']").waitFor({ timeout: 30000 });
+    say(`a 404 in VS Code's terms: ${modelText.replace(/\s+/g, " ").slice(0, 160)}`);
 
     // 13d. The history list: search by title, rename (session/set_title), delete (session/delete).
     await viewAction("Open Past Chat").click();
