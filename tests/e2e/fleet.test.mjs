@@ -13,9 +13,9 @@ import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, textOf } from "../support/agent.mjs";
 import { connect, startServer } from "../support/server.mjs";
+import { freshDatabase, skipWithoutPg } from "../support/pg.mjs";
 
-const PG = process.env.CORVID_TEST_PG_URL;
-const skip = !PG && !process.env.CI ? "CORVID_TEST_PG_URL is not set (source scripts/pg-cluster.sh; pg_cluster_start)" : false;
+const skip = skipWithoutPg;
 // The test cluster trusts loopback, so this password is never checked: it is there to prove
 // that it never reaches a log line or the client.
 const PASSWORD = "hunter2-" + Math.random().toString(36).slice(2);
@@ -29,20 +29,9 @@ after(async () => fake?.close());
 const INIT = { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "fleet-e2e", version: "1" } };
 const text = (t) => [{ type: "text", text: t }];
 
-/** A fresh database on the test cluster; its URL, with the password added. */
-function freshDatabase() {
-  assert.ok(PG, "CI runs the fleet tests: CORVID_TEST_PG_URL must be set (scripts/test.sh starts PostgreSQL)");
-  const name = "fleet_" + Math.random().toString(36).slice(2, 10);
-  execFileSync("psql", [PG, "-q", "-c", `CREATE DATABASE ${name}`], { stdio: ["ignore", "ignore", "pipe"] });
-  const url = new URL(PG);
-  url.pathname = "/" + name;
-  url.password = PASSWORD;
-  return url.toString();
-}
-
 /** Two servers over one fresh database (started together: both migrate it at once). */
 async function withFleet(fn) {
-  const store = freshDatabase();
+  const store = freshDatabase("fleet", { password: PASSWORD });
   const start = () => startServer({ env: agentEnv({ fake }), args: ["--no-auth", "--store", store] });
   const [a, b] = await Promise.all([start(), start()]);
   try {

@@ -6,13 +6,13 @@
 // and the fork loading in a new process as it was cut; on SQLite and on PostgreSQL (the fleet
 // store; in CI a missing CORVID_TEST_PG_URL fails that run). Every frame is validated (unstable v1).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startFakeModel } from "../support/fake-model.mjs";
 import { agentEnv, spawnAgent } from "../support/agent.mjs";
+import { freshDatabase, skipWithoutPg } from "../support/pg.mjs";
 
 let fake;
 before(async () => (fake = await startFakeModel()));
@@ -21,19 +21,6 @@ after(async () => fake.close());
 const call = (name, args) => ({ toolCalls: [{ name, arguments: args }] });
 const say = (t) => ({ chunks: [{ content: t }] });
 const allowOnce = () => ({ outcome: { outcome: "selected", optionId: "allow_once" } });
-
-const PG = process.env.CORVID_TEST_PG_URL;
-const noPg = !PG && !process.env.CI ? "CORVID_TEST_PG_URL is not set (source scripts/pg-cluster.sh; pg_cluster_start)" : false;
-
-/** A fresh database on the test cluster. */
-function freshDatabase() {
-  assert.ok(PG, "CI runs the PostgreSQL rewind: CORVID_TEST_PG_URL must be set");
-  const name = "rewind_" + Math.random().toString(36).slice(2, 10);
-  execFileSync("psql", [PG, "-q", "-c", `CREATE DATABASE ${name}`], { stdio: ["ignore", "ignore", "pipe"] });
-  const url = new URL(PG);
-  url.pathname = "/" + name;
-  return url.toString();
-}
 
 let ids = 0;
 async function start(env, args) {
@@ -66,7 +53,7 @@ async function prompt(rq, sessionId, marker, messageId, steps) {
 }
 
 test("rewind: a fork cut before the second prompt, files set back with a conflict kept, the model told", () => rewind(["acp"]));
-test("rewind on PostgreSQL: the same", { skip: noPg }, () => rewind(["acp", "--store", freshDatabase()]));
+test("rewind on PostgreSQL: the same", { skip: skipWithoutPg }, () => rewind(["acp", "--store", freshDatabase("rewind")]));
 
 async function rewind(args) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "corvid-rewind-")));
