@@ -550,7 +550,10 @@ export class SessionController {
     log.info(`rewound ${source} to before ${messageId} as ${res.sessionId}: ${JSON.stringify(outcome)}`);
     const kept = this.state.items.slice(0, at);
     const summary = rewindSummary(outcome, (p) => vscode.workspace.asRelativePath(p));
-    this.state = { ...initialState(), sessionId: res.sessionId, agentState: this.state.agentState, title: this.state.title, items: kept, plan: [] };
+    // The fork's own announcements (its title, the slash commands) may come before this switch
+    // and be dropped as another session's: the source's stand in, as the same agent's.
+    const { agentState, title, commands } = this.state;
+    this.state = { ...initialState(), sessionId: res.sessionId, agentState, title: title && `${title.replace(/ \(rewound\)$/, "")} (rewound)`, commands, items: kept };
     this.state.config = configSelects(res.configOptions);
     this.state.items.push({ kind: "notice", text: `${summary} The conversation before rewinding stays in Past Chats.`, severity: outcome.conflicts.length ? "warning" : "info" });
     this.lastSent = null;

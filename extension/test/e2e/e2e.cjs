@@ -1431,6 +1431,11 @@ async function main() {
       if (i > 40) throw new Error(`rew-c.txt saved as ${JSON.stringify(fs.readFileSync(rewPath("c"), "utf8"))}`);
       await page.waitForTimeout(250);
     }
+    // The fork offers the agent's slash commands (the source's stand in until its own arrive).
+    await promptBox.fill("");
+    await promptBox.pressSequentially("/");
+    await view.locator("#commands").getByRole("option").first().waitFor({ timeout: 10000 });
+    await promptBox.press("Escape");
     fake.script("E2E-REWAGAIN", { chunks: [{ content: "Again from the start." }] });
     await promptBox.fill("E2E-REWAGAIN: go, edited");
     await promptBox.press("Enter");
