@@ -5,6 +5,8 @@
 // conflict, never overwritten). Changes made by commands the agent ran are not seen here. No
 // `vscode` import: the host passes the file operations in.
 
+import { restoreFiles, type RewindOutcome, type RewoundFile } from "./rewind";
+
 /** A file's state before the turn touched it: its text, or absent (the turn created it). */
 export type Before = { existed: true; text: string } | { existed: false };
 
@@ -15,12 +17,8 @@ export interface FileOps {
   remove(path: string): Promise<void>;
 }
 
-export interface UndoResult {
-  restored: string[];
-  removed: string[];
-  /** Changed since the agent last wrote them: left as they are. */
-  conflicts: string[];
-}
+/** Restored, removed, and (changed since the agent last wrote them) left as they are. */
+export type UndoResult = RewindOutcome;
 
 export class Checkpoints {
   /** Per turn: path → its state before the turn's first write to it, in first-write order. */
@@ -85,22 +83,13 @@ export class Checkpoints {
    * can be tried again.
    */
   async undo(turn: number, ops: FileOps): Promise<UndoResult> {
-    const files = this.turns.get(turn);
-    const result: UndoResult = { restored: [], removed: [], conflicts: [] };
-    for (const [path, before] of files ?? []) {
-      const agent = this.lastWritten(turn, path);
-      if (agent !== undefined && (await ops.read(path)) !== agent) {
-        result.conflicts.push(path);
-        continue;
-      }
-      if (before.existed) {
-        await ops.write(path, before.text);
-        result.restored.push(path);
-      } else {
-        await ops.remove(path);
-        result.removed.push(path);
-      }
-    }
+    // The same three-way restore as a rewind's: each file from the agent's last text back to its
+    // text before the turn. A write that failed left nothing of the agent's: as it was, nothing to do.
+    const files: RewoundFile[] = [...(this.turns.get(turn) ?? [])].map(([path, before]) => {
+      const was = before.existed ? before.text : null;
+      return { path, before: was, after: this.lastWritten(turn, path) ?? was ?? "" };
+    });
+    const result = await restoreFiles(files, ops);
     this.turns.delete(turn);
     this.written.delete(turn);
     return result;

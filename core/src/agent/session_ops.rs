@@ -131,7 +131,7 @@ impl Agent {
             let listed = files.clone();
             let done = tokio::task::spawn_blocking(move || rewind::restore(&jail, &listed))
                 .await
-                .map_err(|e| AgentError::internal(format!("{}: restoring files: {e}", "session/fork")))?;
+                .map_err(|e| AgentError::internal(format!("session/fork: restoring files: {e}")))?;
             Some(done)
         } else {
             None
